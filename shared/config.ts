@@ -1,0 +1,313 @@
+// The cluster config: validated once at the edge into typed, frozen objects.
+// Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
+import { readFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
+
+export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string }
+export interface ClusterConfig {
+  readonly name: string;
+  readonly key: Buffer;
+  readonly udpPort: number;
+  /** An IPv4 broadcast address, or 'peers' for unicast fan-out to every board. */
+  readonly broadcast: string;
+  readonly heartbeatMs: number;
+  readonly tmaxMs: number;
+  readonly tthresholdMs: number;
+  /** Extra wait per step of ring distance before a non-adjacent board takes over. */
+  readonly staggerMs: number;
+  /** Least gap between two change-triggered STATE broadcasts (coalescing). */
+  readonly stateMinGapMs: number;
+  readonly vip: VipConfig | undefined;
+}
+export interface BoardConfig {
+  readonly id: string; readonly index: number; readonly address: string;
+  readonly httpPort: number; readonly udpPort: number;
+}
+export interface MatchRule { readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp }
+export interface ClassConfig {
+  readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
+  /** Per-class queue bound (defaults to limits.maxQueue). */
+  readonly maxQueue: number;
+  /** A request still queued after this long is answered 503 instead of being served late. */
+  readonly deadlineMs: number;
+}
+export type SchedulerName = 'priority' | 'fifo';
+export interface QosConfig { readonly scheduler: SchedulerName }
+export interface LimitsConfig {
+  readonly maxHeaderBytes: number; readonly maxBodyBytes: number;
+  readonly maxQueue: number; readonly maxQueueBytes: number;
+  readonly maxInFlightPerBoard: number; readonly maxConnections: number;
+  readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
+  readonly maxDispatchAttempts: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
+  readonly sseClientsMax: number;
+}
+export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
+export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[] }
+export interface Config {
+  readonly cluster: ClusterConfig;
+  readonly boards: readonly BoardConfig[];
+  readonly classes: readonly ClassConfig[];
+  readonly qos: QosConfig;
+  readonly limits: LimitsConfig;
+  /** undefined = no auth section at all (check-config accepts it, `ews start` refuses it). */
+  readonly auth: AuthConfig | undefined;
+  /** Validated by the devices module (issue 3); kept opaque until then. */
+  readonly devices: readonly unknown[];
+  readonly schedules: readonly unknown[];
+  readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
+  /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
+  readonly stateDir: string | undefined;
+}
+
+export const LIMIT_DEFAULTS: LimitsConfig = {
+  maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
+  maxInFlightPerBoard: 16, maxConnections: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_000, maxDispatchAttempts: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
+  sseClientsMax: 32,
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid config:\n${problems.join('\n')}`);
+  }
+}
+
+type Raw = Record<string, unknown>;
+const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Collects problems while reading fields; never throws until `done`. */
+class Reader {
+  readonly problems: string[] = [];
+  bad(path: string, problem: string): void {
+    this.problems.push(`${path}: ${problem}`);
+  }
+  obj(parent: Raw, key: string, path: string, allowed: readonly string[], required = true): Raw | undefined {
+    const v = parent[key];
+    const p = path ? `${path}.${key}` : key;
+    if (v === undefined) {
+      if (required) this.bad(p, 'is required');
+      return undefined;
+    }
+    if (!isObj(v)) return this.bad(p, 'must be an object'), undefined;
+    this.noUnknown(v, p, allowed);
+    return v;
+  }
+  noUnknown(v: Raw, path: string, allowed: readonly string[]): void {
+    for (const k of Object.keys(v)) if (!allowed.includes(k)) this.bad(`${path}.${k}`, 'unknown key');
+  }
+  str(o: Raw, key: string, path: string, def?: string): string {
+    const v = o[key];
+    if (v === undefined && def !== undefined) return def;
+    if (typeof v !== 'string' || v.length === 0) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '';
+    return v;
+  }
+  int(o: Raw, key: string, path: string, def: number | undefined, min: number, max: number): number {
+    const v = o[key];
+    if (v === undefined && def !== undefined) return def;
+    if (typeof v !== 'number' || !Number.isInteger(v)) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be an integer'), def ?? min;
+    if (v < min || v > max) return this.bad(`${path}.${key}`, `must be between ${min} and ${max}`), def ?? min;
+    return v;
+  }
+  arr(o: Raw, key: string, path: string, required: boolean): unknown[] | undefined {
+    const v = o[key];
+    if (v === undefined) {
+      if (required) this.bad(`${path ? path + '.' : ''}${key}`, 'is required');
+      return undefined;
+    }
+    if (!Array.isArray(v)) return this.bad(`${path ? path + '.' : ''}${key}`, 'must be an array'), undefined;
+    return v;
+  }
+}
+
+const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
+
+function readCluster(r: Reader, raw: Raw): ClusterConfig {
+  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'vip']) ?? {};
+  const p = 'cluster';
+  const name = r.str(c, 'name', p, 'ews');
+  let key = Buffer.alloc(0);
+  if (c.key === undefined) r.bad('cluster.key', 'is required (64 hex characters = 32 bytes)');
+  else if (typeof c.key !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(c.key)) r.bad('cluster.key', 'must be hex characters');
+  else if (c.key.length < 64) r.bad('cluster.key', `too short: ${c.key.length} hex characters, need at least 64 (32 bytes)`);
+  else key = Buffer.from(c.key, 'hex');
+  const udpPort = r.int(c, 'udpPort', p, 5050, 1, 65535);
+  const broadcast = r.str(c, 'broadcast', p, 'peers');
+  if (broadcast !== 'peers' && !isIPv4(broadcast)) r.bad('cluster.broadcast', 'must be an IPv4 broadcast address or "peers"');
+  const heartbeatMs = r.int(c, 'heartbeatMs', p, 100, 10, 60_000);
+  const tmaxMs = r.int(c, 'tmaxMs', p, 500, 20, 600_000);
+  const tthresholdMs = r.int(c, 'tthresholdMs', p, 500, 20, 600_000);
+  const staggerMs = r.int(c, 'staggerMs', p, heartbeatMs * 2, 0, 600_000);
+  const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
+  if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
+  if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
+  let vip: VipConfig | undefined;
+  const v = r.obj(c, 'vip', p, ['address', 'interface'], false);
+  if (v) {
+    const addr = r.str(v, 'address', 'cluster.vip');
+    const m = /^(\d+\.\d+\.\d+\.\d+)\/(\d{1,2})$/.exec(addr);
+    if (!m || !isIPv4(m[1]!) || Number(m[2]) > 32) r.bad('cluster.vip.address', 'must be IPv4/prefix, e.g. 10.0.0.100/24');
+    const iface = r.str(v, 'interface', 'cluster.vip');
+    if (!/^[A-Za-z0-9_.-]{1,15}$/.test(iface)) r.bad('cluster.vip.interface', 'must be an interface name');
+    vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface };
+  }
+  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, vip };
+}
+
+function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {
+  const list = r.arr(raw, 'boards', '', true) ?? [];
+  if (raw.boards !== undefined && list.length === 0) r.bad('boards', 'needs at least one board');
+  if (list.length > 64) r.bad('boards', 'at most 64 boards');
+  const boards: BoardConfig[] = [];
+  list.forEach((b, index) => {
+    const p = `boards[${index}]`;
+    if (!isObj(b)) return r.bad(p, 'must be an object');
+    r.noUnknown(b, p, ['id', 'address', 'httpPort', 'udpPort']);
+    const id = r.str(b, 'id', p);
+    if (id && !ID_RE.test(id)) r.bad(`${p}.id`, 'must be 1-32 of A-Z a-z 0-9 _ -');
+    const address = r.str(b, 'address', p);
+    if (address && !isIPv4(address)) r.bad(`${p}.address`, 'must be an IPv4 address');
+    boards.push({ id, index, address, httpPort: r.int(b, 'httpPort', p, 80, 1, 65535), udpPort: r.int(b, 'udpPort', p, cluster.udpPort, 1, 65535) });
+  });
+  const seen = new Map<string, number>();
+  for (const b of boards) {
+    if (seen.has(b.id)) r.bad(`boards[${b.index}].id`, `duplicate of boards[${seen.get(b.id)}]`);
+    seen.set(b.id, b.index);
+  }
+  const endpoints = new Map<string, number>();
+  for (const b of boards) {
+    for (const ep of [`tcp ${b.address}:${b.httpPort}`, `udp ${b.address}:${b.udpPort}`]) {
+      if (endpoints.has(ep)) r.bad(`boards[${b.index}]`, `${ep} already used by boards[${endpoints.get(ep)}]`);
+      endpoints.set(ep, b.index);
+    }
+  }
+  return boards;
+}
+
+function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
+  const list = r.arr(raw, 'classes', '', false);
+  if (!list) {
+    return [
+      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs },
+      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs },
+    ];
+  }
+  if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
+  const out: ClassConfig[] = [];
+  list.forEach((c, i) => {
+    const p = `classes[${i}]`;
+    if (!isObj(c)) return r.bad(p, 'must be an object');
+    // weight/mk/targetMs/share belong to the QoS pipeline (SPEC §7) and are accepted now so configs stay stable.
+    r.noUnknown(c, p, ['name', 'priority', 'match', 'maxQueue', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
+    const name = r.str(c, 'name', p);
+    const priority = r.int(c, 'priority', p, i, 0, 99);
+    const match: MatchRule[] = [];
+    (r.arr(c, 'match', p, true) ?? []).forEach((m, j) => {
+      const mp = `${p}.match[${j}]`;
+      if (!isObj(m)) return r.bad(mp, 'must be an object');
+      r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex']);
+      const rule: { pathPrefix?: string; method?: string; regex?: RegExp } = {};
+      if (m.pathPrefix !== undefined) rule.pathPrefix = r.str(m, 'pathPrefix', mp);
+      if (m.method !== undefined) rule.method = r.str(m, 'method', mp).toUpperCase();
+      if (m.regex !== undefined) {
+        try { rule.regex = new RegExp(r.str(m, 'regex', mp)); } catch { r.bad(`${mp}.regex`, 'is not a valid regular expression'); }
+      }
+      if (Object.keys(rule).length === 0) r.bad(mp, 'needs pathPrefix, method or regex');
+      match.push(rule);
+    });
+    out.push({ name, priority, match, maxQueue: r.int(c, 'maxQueue', p, limits.maxQueue, 1, 1_000_000), deadlineMs: r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000) });
+  });
+  const names = new Set<string>();
+  out.forEach((c, i) => {
+    if (names.has(c.name)) r.bad(`classes[${i}].name`, `duplicate class "${c.name}"`);
+    names.add(c.name);
+  });
+  return out;
+}
+
+function readLimits(r: Reader, raw: Raw): LimitsConfig {
+  const l = r.obj(raw, 'limits', '', Object.keys(LIMIT_DEFAULTS), false) ?? {};
+  const d = LIMIT_DEFAULTS;
+  const lim = (k: keyof LimitsConfig, min: number, max: number) => r.int(l, k, 'limits', d[k], min, max);
+  return {
+    maxHeaderBytes: lim('maxHeaderBytes', 1024, 1 << 20), maxBodyBytes: lim('maxBodyBytes', 0, 64 << 20),
+    maxQueue: lim('maxQueue', 1, 1_000_000), maxQueueBytes: lim('maxQueueBytes', 0, 1 << 30),
+    maxInFlightPerBoard: lim('maxInFlightPerBoard', 1, 10_000), maxConnections: lim('maxConnections', 1, 1_000_000),
+    requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000), headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
+    keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), maxDispatchAttempts: lim('maxDispatchAttempts', 1, 10),
+    udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
+    sseClientsMax: lim('sseClientsMax', 0, 10_000),
+  };
+}
+
+function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
+  const a = r.obj(raw, 'auth', '', ['disabled', 'users', 'sessionTtlS'], false);
+  if (!a) return undefined;
+  if (a.disabled !== undefined && typeof a.disabled !== 'boolean') r.bad('auth.disabled', 'must be true or false');
+  const users: UserConfig[] = [];
+  (r.arr(a, 'users', 'auth', false) ?? []).forEach((u, i) => {
+    const p = `auth.users[${i}]`;
+    if (!isObj(u)) return r.bad(p, 'must be an object');
+    r.noUnknown(u, p, ['name', 'role', 'passwordHash']);
+    const role = r.str(u, 'role', p);
+    if (role !== 'viewer' && role !== 'operator') r.bad(`${p}.role`, 'must be "viewer" or "operator"');
+    users.push({ name: r.str(u, 'name', p), role: role === 'operator' ? 'operator' : 'viewer', passwordHash: r.str(u, 'passwordHash', p) });
+  });
+  const disabled = a.disabled === true;
+  if (!disabled && users.length === 0) r.bad('auth.users', 'needs at least one user (or set auth.disabled: true)');
+  return { disabled, users };
+}
+
+/** Validates a parsed JSON value. Throws ConfigError listing every problem. */
+export function parseConfig(raw: unknown): Config {
+  const r = new Reader();
+  if (!isObj(raw)) throw new ConfigError([': the config must be a JSON object']);
+  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', '$schema', 'comment']);
+  const cluster = readCluster(r, raw);
+  const boards = readBoards(r, raw, cluster);
+  const limits = readLimits(r, raw);
+  const classes = readClasses(r, raw, limits);
+  const q = r.obj(raw, 'qos', '', ['scheduler'], false) ?? {};
+  const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
+  if (scheduler !== 'priority' && scheduler !== 'fifo') r.bad('qos.scheduler', 'must be "priority" or "fifo" (dwfs, weakly-hard, fpd arrive with the QoS pipeline)');
+  const auth = readAuth(r, raw);
+  const devices = r.arr(raw, 'devices', '', false) ?? [];
+  const schedules = r.arr(raw, 'schedules', '', false) ?? [];
+  let mqtt: Config['mqtt'];
+  const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
+  if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };
+  const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
+  if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze({ cluster, boards, classes, qos: { scheduler: scheduler as SchedulerName }, limits, auth, devices, schedules, mqtt, stateDir });
+}
+
+export function loadConfig(file: string): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError([`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`${file}: not valid JSON (${(e as Error).message})`]);
+  }
+  return parseConfig(raw);
+}
+
+/** Problems that make `ews start` refuse to boot, beyond validity. */
+export function startProblems(cfg: Config): string[] {
+  const out: string[] = [];
+  if (cfg.auth === undefined) out.push('auth: is required to start a board; set "auth": {"disabled": true} to run without login explicitly');
+  return out;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null && !Buffer.isBuffer(o) && !(o instanceof RegExp) && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}

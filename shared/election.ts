@@ -1,0 +1,266 @@
+// The board's cluster core: election, master duties and the state table, as a pure state machine
+// (etcd raft style). Feed it time (`tick`) and messages (`receive`); it returns a Ready batch of
+// packets to send and events for the adapters. No sockets, no timers, no Date.
+import type { LoadBody, Message, StateBody } from './protocol.ts';
+import { StateTable } from './state-table.ts';
+
+export type Role = 'joining' | 'node' | 'master';
+
+export interface CoreConfig {
+  self: number;
+  boards: number;
+  heartbeatMs: number;
+  tmaxMs: number;
+  tthresholdMs: number;
+  staggerMs: number;
+  stateMinGapMs: number;
+}
+
+/** `to`: 'all' = broadcast (or fan-out), a number = unicast to that board. */
+export interface Outgoing { to: 'all' | number; msg: Message }
+
+export type CoreEvent =
+  | { kind: 'role'; role: Role; term: number; master: number; previous: Role }
+  | { kind: 'runstate'; board: number; runstate: 1 | 0 | -1 }
+  /** Another board claims mastership with an older term: adapters re-announce the VIP. */
+  | { kind: 'stale-master'; board: number; term: number };
+
+export interface Ready { send: Outgoing[]; events: CoreEvent[] }
+
+const none = (): Ready => ({ send: [], events: [] });
+
+/** The smallest term above `current` that belongs to board `self`: no two boards ever claim the same term. */
+export function nextTerm(current: number, self: number, boards: number): number {
+  const t = current + 1;
+  return t + ((((self - t) % boards) + boards) % boards);
+}
+
+/** Steps from a's position to b's going round the ring of board indices. */
+export function ringDistance(from: number, to: number, boards: number): number {
+  return (((to - from) % boards) + boards) % boards;
+}
+
+export class ClusterCore {
+  readonly cfg: CoreConfig;
+  readonly table: StateTable;
+  private _role: Role = 'joining';
+  private _term = 0;
+  private _master = -1;
+  private readonly bootMs: number;
+  private lastMasterHeardMs: number;
+  private lastHeartbeatMs = -Infinity;
+  private lastStateSentMs = -Infinity;
+  private lastJoinSentMs = -Infinity;
+  private dirty = false;
+  private localLoad = 0;
+  /** Last table heard from the master (what nodes display and inherit on takeover). */
+  private heardTable: StateBody | undefined;
+
+  constructor(cfg: CoreConfig, nowMs: number) {
+    if (cfg.self < 0 || cfg.self >= cfg.boards) throw new Error('self out of range');
+    this.cfg = cfg;
+    this.table = new StateTable(cfg.boards);
+    this.bootMs = nowMs;
+    this.lastMasterHeardMs = nowMs;
+  }
+
+  get role(): Role { return this._role; }
+  get term(): number { return this._term; }
+  /** Index of the board this one follows (itself when master), -1 while unknown. */
+  get master(): number { return this._master; }
+  get load(): number { return this.localLoad; }
+
+  /** The table as this board sees it: computed when master, last heard otherwise. */
+  view(): StateBody | undefined {
+    if (this._role === 'master') return this.table.snapshot(this.cfg.self);
+    return this.heardTable;
+  }
+
+  /** Boot: announce ourselves. */
+  start(nowMs: number): Ready {
+    const r = none();
+    this.sendJoin(r, nowMs);
+    return r;
+  }
+
+  tick(nowMs: number): Ready {
+    const r = none();
+    const { heartbeatMs, tmaxMs, tthresholdMs } = this.cfg;
+    if (this._role === 'master') {
+      for (const b of this.table.expire(nowMs, tthresholdMs, this.cfg.self)) {
+        r.events.push({ kind: 'runstate', board: b, runstate: -1 });
+        this.dirty = true;
+      }
+      if (nowMs - this.lastHeartbeatMs >= heartbeatMs) this.sendState(r, nowMs);
+    } else {
+      if (nowMs - this.lastMasterHeardMs > tmaxMs + this.staggerMs()) {
+        this.becomeMaster(r, nowMs);
+      } else if (nowMs - this.lastHeartbeatMs >= heartbeatMs) {
+        this.lastHeartbeatMs = nowMs;
+        if (this._role === 'joining') this.sendJoin(r, nowMs);
+        else this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term: this._term, body: { id: 0, load: this.localLoad } });
+      }
+    }
+    this.flushInto(r, nowMs);
+    return r;
+  }
+
+  receive(msg: Message, nowMs: number): Ready {
+    const r = none();
+    if (msg.sender === this.cfg.self) return r; // our own broadcast
+    switch (msg.type) {
+      case 'STATE':
+        this.onState(r, msg.sender, msg.term, msg.body, nowMs);
+        break;
+      case 'JOIN':
+        if (this._role === 'master') {
+          this.table.join(msg.sender, nowMs);
+          r.events.push({ kind: 'runstate', board: msg.sender, runstate: 1 });
+          this.dirty = true;
+        }
+        break;
+      case 'ACK':
+      case 'REPORT':
+        if (this._role === 'master') this.onLoad(r, msg.sender, msg.body, nowMs);
+        break;
+    }
+    this.flushInto(r, nowMs);
+    return r;
+  }
+
+  /** Master: a request was forwarded to (or started locally on) board i. */
+  dispatched(board: number, nowMs: number): Ready {
+    this.table.dispatched(board);
+    this.dirty = true;
+    return this.flush(nowMs);
+  }
+  /** Master (or a master that has since stepped down): a dispatched request came back. */
+  completed(board: number, nowMs: number): Ready {
+    this.table.completed(board);
+    this.dirty = this._role === 'master';
+    return this.flush(nowMs);
+  }
+
+  /** This board started executing a forwarded request: ACK to the master. */
+  accepted(id: number, nowMs: number): Ready {
+    this.localLoad++;
+    return this.loadChanged('ACK', id, nowMs);
+  }
+  /** This board finished executing one: REPORT to the master. */
+  finished(id: number, nowMs: number): Ready {
+    if (this.localLoad <= 0) throw new Error('invariant: finished more work than accepted');
+    this.localLoad--;
+    return this.loadChanged('REPORT', id, nowMs);
+  }
+
+  /** Emit a coalesced STATE if the table changed and the minimum gap has passed. */
+  flush(nowMs: number): Ready {
+    const r = none();
+    this.flushInto(r, nowMs);
+    return r;
+  }
+
+  /** When the adapter should call tick() next. */
+  nextWakeMs(): number {
+    const { heartbeatMs, tmaxMs, stateMinGapMs } = this.cfg;
+    let t = this.lastHeartbeatMs + heartbeatMs;
+    if (this._role === 'master') {
+      if (this.dirty) t = Math.min(t, this.lastStateSentMs + stateMinGapMs);
+    } else {
+      t = Math.min(t, this.lastMasterHeardMs + tmaxMs + this.staggerMs() + 1);
+    }
+    return t;
+  }
+
+  // ---- internals ----
+
+  private staggerMs(): number {
+    const { self, boards, staggerMs } = this.cfg;
+    // At boot nobody is known: board i waits i staggers, so the first board becomes master first.
+    if (this._master < 0) return self * staggerMs;
+    const d = ringDistance(this._master, self, boards);
+    return Math.max(0, d - 1) * staggerMs;
+  }
+
+  private loadChanged(type: 'ACK' | 'REPORT', id: number, nowMs: number): Ready {
+    const r = none();
+    if (this._role === 'master') {
+      // The master knows its own load: no packet to itself.
+      if (this.table.report(this.cfg.self, this.localLoad, nowMs)) this.dirty = true;
+      this.flushInto(r, nowMs);
+    } else {
+      this.toMaster(r, { type, sender: this.cfg.self, term: this._term, body: { id, load: this.localLoad } });
+    }
+    return r;
+  }
+
+  private onState(r: Ready, sender: number, term: number, body: StateBody, nowMs: number): void {
+    const current = term === this._term && sender === this._master;
+    const better = !current && (term > this._term || (term === this._term && (this._master < 0 || sender < this._master)));
+    if (better || current) {
+      if (better || this._role !== 'node') {
+        const previous = this._role;
+        this._term = term;
+        this._master = sender;
+        this._role = 'node';
+        r.events.push({ kind: 'role', role: 'node', term, master: sender, previous });
+      }
+      this.lastMasterHeardMs = nowMs;
+      this.heardTable = body;
+      // The master does not count us as running: ask to (re)join, at most once per heartbeat.
+      if (body.runstate[this.cfg.self] !== 1 && nowMs - this.lastJoinSentMs >= this.cfg.heartbeatMs) this.sendJoin(r, nowMs);
+      return;
+    }
+    if (this._role === 'master') {
+      // An older or losing master is still talking: answer at once so it steps down.
+      this.table.heardFrom(sender, nowMs);
+      r.events.push({ kind: 'stale-master', board: sender, term });
+      this.dirty = true;
+      this.lastStateSentMs = -Infinity;
+    }
+  }
+
+  private onLoad(r: Ready, sender: number, body: LoadBody, nowMs: number): void {
+    if (this.table.runstate(sender) === 0) {
+      // A board we had not confirmed is alive and working under us: it counts as joined.
+      this.table.join(sender, nowMs);
+      r.events.push({ kind: 'runstate', board: sender, runstate: 1 });
+      this.dirty = true;
+    }
+    if (this.table.report(sender, body.load, nowMs)) this.dirty = true;
+  }
+
+  private becomeMaster(r: Ready, nowMs: number): void {
+    const previous = this._role;
+    const oldMaster = this._master;
+    this._term = nextTerm(this._term, this.cfg.self, this.cfg.boards);
+    this._master = this.cfg.self;
+    this._role = 'master';
+    this.table.inherit(this.heardTable, this.cfg.self, oldMaster, nowMs);
+    this.table.report(this.cfg.self, this.localLoad, nowMs);
+    r.events.push({ kind: 'role', role: 'master', term: this._term, master: this.cfg.self, previous });
+    if (oldMaster >= 0 && oldMaster !== this.cfg.self) r.events.push({ kind: 'runstate', board: oldMaster, runstate: -1 });
+    this.dirty = true;
+    this.lastStateSentMs = -Infinity;
+  }
+
+  private sendState(r: Ready, nowMs: number): void {
+    this.lastHeartbeatMs = nowMs;
+    this.lastStateSentMs = nowMs;
+    this.dirty = false;
+    r.send.push({ to: 'all', msg: { type: 'STATE', sender: this.cfg.self, term: this._term, body: this.table.snapshot(this.cfg.self) } });
+  }
+
+  private sendJoin(r: Ready, nowMs: number): void {
+    this.lastJoinSentMs = nowMs;
+    r.send.push({ to: 'all', msg: { type: 'JOIN', sender: this.cfg.self, term: this._term, body: {} } });
+  }
+
+  private toMaster(r: Ready, msg: Message): void {
+    if (this._master >= 0 && this._master !== this.cfg.self) r.send.push({ to: this._master, msg });
+  }
+
+  private flushInto(r: Ready, nowMs: number): void {
+    if (this._role === 'master' && this.dirty && nowMs - this.lastStateSentMs >= this.cfg.stateMinGapMs) this.sendState(r, nowMs);
+  }
+}

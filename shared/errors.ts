@@ -1,0 +1,50 @@
+// Every error a client can see, in one table (fastify/undici style).
+// Handlers throw EwsError(code); one function turns it into a response.
+
+export const ERRORS = {
+  BAD_REQUEST: { status: 400, message: 'invalid request' },
+  UNAUTHENTICATED: { status: 401, message: 'not logged in' },
+  FORBIDDEN: { status: 403, message: 'not allowed' },
+  NOT_FROM_MASTER: { status: 403, message: 'this board executes only requests dispatched by the master' },
+  NOT_FOUND: { status: 404, message: 'no such page' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed' },
+  IDEMPOTENCY_CONFLICT: { status: 409, message: 'idempotency key reused with another body' },
+  BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
+  QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
+  NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one' },
+  NO_BOARD: { status: 503, message: 'no eligible board can serve this request' },
+  SHUTTING_DOWN: { status: 503, message: 'board is shutting down' },
+  BOARD_FAILED: { status: 502, message: 'the executing board failed before answering' },
+  DISPATCH_TIMEOUT: { status: 504, message: 'the executing board did not answer in time' },
+  QUEUE_TIMEOUT: { status: 503, message: 'request waited in the queue longer than its deadline' },
+  INTERNAL: { status: 500, message: 'internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class EwsError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryAfterS: number | undefined;
+  constructor(code: ErrorCode, message?: string, opts: { retryAfterS?: number } = {}) {
+    super(message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.retryAfterS = opts.retryAfterS ?? (this.status === 503 ? 1 : undefined);
+  }
+}
+
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The one place an error becomes an HTTP response. Unknown errors are 500 and never leak internals. */
+export function errorResponse(err: unknown): ErrorResponse {
+  const e = err instanceof EwsError ? err : new EwsError('INTERNAL');
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
+  return { status: e.status, headers, body: JSON.stringify({ error: { code: e.code, message: e.message } }) };
+}

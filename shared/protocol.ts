@@ -1,0 +1,158 @@
+// UDP cluster protocol (SPEC §5): a small binary format, HMAC-SHA256 over everything.
+//
+//  off size field
+//    0    2 magic "EW"
+//    2    1 version (1)
+//    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN)
+//    4    8 cluster id = sha256(cluster.name)[0..8]
+//   12    1 sender board index
+//   13    4 term
+//   17    6 epoch (ms; strictly larger on every boot of the sender)
+//   23    4 sequence counter within the epoch
+//   27    2 body length
+//   29    n body
+// 29+n   32 HMAC-SHA256(key, bytes 0..29+n)
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+export const PROTOCOL_VERSION = 1;
+const MAGIC0 = 0x45; // 'E'
+const MAGIC1 = 0x57; // 'W'
+export const HEADER_BYTES = 29;
+export const TAG_BYTES = 32;
+export const LINKNUM_MAX = 0xffff;
+
+export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN';
+const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4 };
+const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN'];
+
+/** runstate per SPEC: 1 running, 0 joining, -1 down (the paper's ∞). */
+export type RunState = 1 | 0 | -1;
+
+export interface StateBody { master: number; linknum: number[]; runstate: RunState[] }
+/** ACK: a forwarded request arrived. REPORT: one finished (id 0 = periodic keep-alive). Both carry the sender's load. */
+export interface LoadBody { id: number; load: number }
+
+export type Message =
+  | { type: 'STATE'; sender: number; term: number; body: StateBody }
+  | { type: 'ACK'; sender: number; term: number; body: LoadBody }
+  | { type: 'REPORT'; sender: number; term: number; body: LoadBody }
+  | { type: 'JOIN'; sender: number; term: number; body: Record<string, never> };
+
+export interface Envelope { epoch: number; counter: number }
+
+export const DROP_REASONS = ['truncated', 'oversized', 'garbage', 'version', 'cluster', 'length', 'auth', 'sender', 'malformed', 'replay'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+export type Decoded = { ok: true; msg: Message; env: Envelope } | { ok: false; reason: DropReason };
+
+export function clusterId(name: string): Buffer {
+  return createHash('sha256').update(`ews-cluster:${name}`).digest().subarray(0, 8);
+}
+
+export interface Codec {
+  encode(msg: Message, env: Envelope): Buffer;
+  decode(buf: Buffer): Decoded;
+}
+
+export function createCodec(opts: { key: Buffer; cluster: string; boards: number; packetBytesMax: number }): Codec {
+  const cid = clusterId(opts.cluster);
+  const { key, boards, packetBytesMax } = opts;
+  if (key.length < 32) throw new Error('cluster key must be at least 32 bytes');
+
+  function encodeBody(msg: Message): Buffer {
+    switch (msg.type) {
+      case 'STATE': {
+        const { master, linknum, runstate } = msg.body;
+        const n = linknum.length;
+        const b = Buffer.alloc(2 + 3 * n);
+        b.writeUInt8(master, 0);
+        b.writeUInt8(n, 1);
+        for (let i = 0; i < n; i++) {
+          b.writeUInt16BE(Math.min(LINKNUM_MAX, Math.max(0, linknum[i]!)), 2 + 3 * i);
+          b.writeInt8(runstate[i]!, 4 + 3 * i);
+        }
+        return b;
+      }
+      case 'ACK':
+      case 'REPORT': {
+        const b = Buffer.alloc(6);
+        b.writeUInt32BE(msg.body.id >>> 0, 0);
+        b.writeUInt16BE(Math.min(LINKNUM_MAX, Math.max(0, msg.body.load)), 4);
+        return b;
+      }
+      case 'JOIN':
+        return Buffer.alloc(0);
+    }
+  }
+
+  function encode(msg: Message, env: Envelope): Buffer {
+    const body = encodeBody(msg);
+    const buf = Buffer.alloc(HEADER_BYTES + body.length + TAG_BYTES);
+    buf[0] = MAGIC0;
+    buf[1] = MAGIC1;
+    buf[2] = PROTOCOL_VERSION;
+    buf[3] = TYPE_CODE[msg.type];
+    cid.copy(buf, 4);
+    buf.writeUInt8(msg.sender, 12);
+    buf.writeUInt32BE(msg.term >>> 0, 13);
+    buf.writeUIntBE(env.epoch, 17, 6);
+    buf.writeUInt32BE(env.counter >>> 0, 23);
+    buf.writeUInt16BE(body.length, 27);
+    body.copy(buf, HEADER_BYTES);
+    tag(buf.subarray(0, HEADER_BYTES + body.length)).copy(buf, HEADER_BYTES + body.length);
+    return buf;
+  }
+
+  function tag(data: Buffer): Buffer {
+    return createHmac('sha256', key).update(data).digest();
+  }
+
+  function decodeBody(type: PacketType, b: Buffer, sender: number, term: number): Message | undefined {
+    switch (type) {
+      case 'STATE': {
+        if (b.length < 2) return undefined;
+        const master = b.readUInt8(0);
+        const n = b.readUInt8(1);
+        if (n !== boards || b.length !== 2 + 3 * n || master >= boards || master !== sender) return undefined;
+        const linknum: number[] = [];
+        const runstate: RunState[] = [];
+        for (let i = 0; i < n; i++) {
+          linknum.push(b.readUInt16BE(2 + 3 * i));
+          const rs = b.readInt8(4 + 3 * i);
+          if (rs !== 1 && rs !== 0 && rs !== -1) return undefined;
+          runstate.push(rs);
+        }
+        return { type, sender, term, body: { master, linknum, runstate } };
+      }
+      case 'ACK':
+      case 'REPORT':
+        if (b.length !== 6) return undefined;
+        return { type, sender, term, body: { id: b.readUInt32BE(0), load: b.readUInt16BE(4) } };
+      case 'JOIN':
+        if (b.length !== 0) return undefined;
+        return { type, sender, term, body: {} };
+    }
+  }
+
+  function decode(buf: Buffer): Decoded {
+    if (buf.length > packetBytesMax) return { ok: false, reason: 'oversized' };
+    if (buf.length < HEADER_BYTES + TAG_BYTES) return { ok: false, reason: 'truncated' };
+    if (buf[0] !== MAGIC0 || buf[1] !== MAGIC1) return { ok: false, reason: 'garbage' };
+    if (buf[2] !== PROTOCOL_VERSION) return { ok: false, reason: 'version' };
+    if (!cid.equals(buf.subarray(4, 12))) return { ok: false, reason: 'cluster' };
+    const bodyLen = buf.readUInt16BE(27);
+    if (buf.length !== HEADER_BYTES + bodyLen + TAG_BYTES) return { ok: false, reason: 'length' };
+    const signed = buf.subarray(0, HEADER_BYTES + bodyLen);
+    if (!timingSafeEqual(tag(signed), buf.subarray(HEADER_BYTES + bodyLen))) return { ok: false, reason: 'auth' };
+    // Past this point the packet was made by a holder of the key: malformed now means a bug or a config mismatch.
+    const type = CODE_TYPE[buf[3]!];
+    const sender = buf.readUInt8(12);
+    if (sender >= boards) return { ok: false, reason: 'sender' };
+    if (!type) return { ok: false, reason: 'malformed' };
+    const msg = decodeBody(type, buf.subarray(HEADER_BYTES, HEADER_BYTES + bodyLen), sender, buf.readUInt32BE(13));
+    if (!msg) return { ok: false, reason: 'malformed' };
+    return { ok: true, msg, env: { epoch: buf.readUIntBE(17, 6), counter: buf.readUInt32BE(23) } };
+  }
+
+  return { encode, decode };
+}
