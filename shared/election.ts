@@ -204,6 +204,8 @@ export class ClusterCore {
         this._master = sender;
         this._role = 'node';
         r.events.push({ kind: 'role', role: 'node', term, master: sender, previous });
+        // Tell the new master at once that we are alive and how loaded we are.
+        if (body.runstate[this.cfg.self] === 1 || previous !== 'joining') this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term, body: { id: 0, load: this.localLoad } });
       }
       this.lastMasterHeardMs = nowMs;
       this.heardTable = body;

@@ -85,8 +85,12 @@ export class StateTable {
     for (let i = 0; i < this.n; i++) {
       this.heard[i] = nowMs; // everyone gets a full Tthreshold of grace from the takeover
       if (body) {
-        this.runstates[i] = body.runstate[i]!;
+        // Trust only what we hear ourselves: a board the old master counted as running is
+        // unconfirmed (0) until it reports to us; its linknum stays as an estimate of its load.
+        this.runstates[i] = body.runstate[i] === -1 ? -1 : 0;
         this.reported[i] = body.runstate[i] === -1 ? 0 : body.linknum[i]!;
+      } else if (this.runstates[i] === 1) {
+        this.runstates[i] = 0;
       }
     }
     this.runstates[self] = 1;

@@ -1,0 +1,42 @@
+// A FIFO with O(1) removal from the middle (a client that went away leaves the queue at once).
+export interface QueueNode<T> { value: T; prev: QueueNode<T> | undefined; next: QueueNode<T> | undefined; queued: boolean }
+
+export class LinkedQueue<T> {
+  private head: QueueNode<T> | undefined;
+  private tail: QueueNode<T> | undefined;
+  private count = 0;
+
+  get size(): number { return this.count; }
+
+  push(value: T): QueueNode<T> {
+    const node: QueueNode<T> = { value, prev: this.tail, next: undefined, queued: true };
+    if (this.tail) this.tail.next = node;
+    else this.head = node;
+    this.tail = node;
+    this.count++;
+    return node;
+  }
+
+  remove(node: QueueNode<T>): boolean {
+    if (!node.queued) return false;
+    if (node.prev) node.prev.next = node.next;
+    else this.head = node.next;
+    if (node.next) node.next.prev = node.prev;
+    else this.tail = node.prev;
+    node.prev = node.next = undefined;
+    node.queued = false;
+    this.count--;
+    return true;
+  }
+
+  first(): QueueNode<T> | undefined { return this.head; }
+
+  *nodes(limit = Infinity): Generator<QueueNode<T>> {
+    let n = this.head;
+    for (let i = 0; n && i < limit; i++) {
+      const next = n.next;
+      yield n;
+      n = next;
+    }
+  }
+}

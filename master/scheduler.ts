@@ -1,0 +1,136 @@
+// The seam between intake and dispatch. A scheduler holds queued requests per class and decides
+// which goes next; the QoS pipeline (SPEC §7) adds more implementations behind this interface.
+// Pure: time is an argument, no timers.
+import { LinkedQueue, type QueueNode } from './linked-queue.ts';
+
+export interface QueueItem {
+  /** Class index (into config.classes). */
+  readonly cls: number;
+  /** Body bytes held while queued (counted against maxQueueBytes). */
+  readonly bytes: number;
+  readonly enqueuedMs: number;
+}
+
+export interface ClassBounds { readonly priority: number; readonly maxQueue: number; readonly deadlineMs: number }
+
+export type EnqueueResult = 'ok' | 'class-full' | 'bytes-full';
+
+export interface Scheduler<T extends QueueItem> {
+  readonly name: string;
+  enqueue(item: T): EnqueueResult;
+  /** The next item to dispatch; only items `canRun` accepts are taken (FIFO within a class, scanning at most scanMax per class). */
+  take(nowMs: number, canRun: (item: T) => boolean): T | undefined;
+  remove(item: T): boolean;
+  /** Remove and return every item queued past its class deadline. */
+  expire(nowMs: number): T[];
+  size(cls?: number): number;
+  bytes(): number;
+  /** Everything still queued, in arrival order per class (for handing over on step-down). */
+  drain(): T[];
+}
+
+export interface SchedulerLimits { readonly maxQueueBytes: number; readonly scanMax: number }
+
+/** Per-class FIFOs with bounds; subclasses choose which class goes next. */
+abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
+  abstract readonly name: string;
+  protected readonly queues: LinkedQueue<{ item: T; seq: number }>[];
+  private readonly where = new Map<T, QueueNode<{ item: T; seq: number }>>();
+  private seq = 0;
+  private heldBytes = 0;
+
+  constructor(protected readonly classes: readonly ClassBounds[], protected readonly limits: SchedulerLimits) {
+    this.queues = classes.map(() => new LinkedQueue());
+  }
+
+  enqueue(item: T): EnqueueResult {
+    const q = this.queues[item.cls];
+    if (!q) throw new Error(`invariant: unknown class ${item.cls}`);
+    if (q.size >= this.classes[item.cls]!.maxQueue) return 'class-full';
+    if (this.heldBytes + item.bytes > this.limits.maxQueueBytes) return 'bytes-full';
+    this.where.set(item, q.push({ item, seq: this.seq++ }));
+    this.heldBytes += item.bytes;
+    return 'ok';
+  }
+
+  remove(item: T): boolean {
+    const node = this.where.get(item);
+    if (!node) return false;
+    this.queues[item.cls]!.remove(node);
+    this.where.delete(item);
+    this.heldBytes -= item.bytes;
+    return true;
+  }
+
+  expire(nowMs: number): T[] {
+    const out: T[] = [];
+    this.queues.forEach((q, cls) => {
+      const deadline = this.classes[cls]!.deadlineMs;
+      for (let n = q.first(); n && nowMs - n.value.item.enqueuedMs >= deadline; n = q.first()) {
+        out.push(n.value.item);
+        this.remove(n.value.item);
+      }
+    });
+    return out;
+  }
+
+  size(cls?: number): number {
+    if (cls !== undefined) return this.queues[cls]?.size ?? 0;
+    return this.where.size;
+  }
+  bytes(): number { return this.heldBytes; }
+
+  drain(): T[] {
+    const all = [...this.where.keys()];
+    for (const it of all) this.remove(it);
+    return all;
+  }
+
+  /** First runnable entry of class `cls`, looking at no more than scanMax entries. */
+  protected firstRunnable(cls: number, canRun: (item: T) => boolean): { item: T; seq: number } | undefined {
+    for (const n of this.queues[cls]!.nodes(this.limits.scanMax)) if (canRun(n.value.item)) return n.value;
+    return undefined;
+  }
+
+  take(_nowMs: number, canRun: (item: T) => boolean): T | undefined {
+    const picked = this.pick(canRun);
+    if (picked) this.remove(picked);
+    return picked;
+  }
+
+  protected abstract pick(canRun: (item: T) => boolean): T | undefined;
+}
+
+/** Paper 001: HIGH before LOW, arrival order within a class. */
+export class PriorityScheduler<T extends QueueItem> extends ClassQueues<T> {
+  readonly name = 'priority';
+  private readonly order: number[];
+  constructor(classes: readonly ClassBounds[], limits: SchedulerLimits) {
+    super(classes, limits);
+    this.order = classes.map((_, i) => i).sort((a, b) => classes[a]!.priority - classes[b]!.priority || a - b);
+  }
+  protected pick(canRun: (item: T) => boolean): T | undefined {
+    for (const cls of this.order) {
+      const e = this.firstRunnable(cls, canRun);
+      if (e) return e.item;
+    }
+    return undefined;
+  }
+}
+
+/** The paper's baseline: plain arrival order, classes ignored (still bounded per class). */
+export class FifoScheduler<T extends QueueItem> extends ClassQueues<T> {
+  readonly name = 'fifo';
+  protected pick(canRun: (item: T) => boolean): T | undefined {
+    let best: { item: T; seq: number } | undefined;
+    for (let cls = 0; cls < this.queues.length; cls++) {
+      const e = this.firstRunnable(cls, canRun);
+      if (e && (!best || e.seq < best.seq)) best = e;
+    }
+    return best?.item;
+  }
+}
+
+export function createScheduler<T extends QueueItem>(name: 'priority' | 'fifo', classes: readonly ClassBounds[], limits: SchedulerLimits): Scheduler<T> {
+  return name === 'fifo' ? new FifoScheduler<T>(classes, limits) : new PriorityScheduler<T>(classes, limits);
+}

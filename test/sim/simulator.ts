@@ -1,0 +1,235 @@
+// A seeded, deterministic simulator of a whole EWS cluster over the pure cores
+// (TigerBeetle VOPR style): virtual time, a lossy network, partitions, crashes, and a dispatch
+// workload driven through the same least-connection rule the master uses.
+import { ClusterCore, type CoreConfig, type Ready } from '../../shared/election.ts';
+import type { Message } from '../../shared/protocol.ts';
+import { leastConnection } from '../../master/least-connection.ts';
+
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Ev { at: number; seq: number; run: () => void }
+
+class Heap {
+  private a: Ev[] = [];
+  get size(): number { return this.a.length; }
+  peek(): Ev | undefined { return this.a[0]; }
+  push(e: Ev): void {
+    const a = this.a;
+    a.push(e);
+    for (let i = a.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (less(a[p]!, a[i]!)) break;
+      [a[p], a[i]] = [a[i]!, a[p]!];
+      i = p;
+    }
+  }
+  pop(): Ev | undefined {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) {
+      a[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < a.length && less(a[l]!, a[m]!)) m = l;
+        if (r < a.length && less(a[r]!, a[m]!)) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i]!, a[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+const less = (x: Ev, y: Ev) => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+
+export interface SimOptions {
+  boards: number;
+  loss: number; // probability a packet is lost
+  dup: number; // probability a packet is delivered twice
+  delayMaxMs: number; // uniform 0..delayMaxMs (reordering)
+  timing: Omit<CoreConfig, 'self' | 'boards'>;
+  capacity: number;
+}
+
+interface Board { core: ClusterCore | undefined; incarnation: number; group: number; linkUp: boolean; tickAt: number; tickToken: number }
+
+export class ClusterSim {
+  now = 0;
+  private seqNo = 0;
+  private readonly events = new Heap();
+  readonly boards: Board[];
+  readonly violations: string[] = [];
+  /** term -> boards that have been master in it */
+  readonly termHolders = new Map<number, Set<number>>();
+  private reqId = 0;
+  private lastPick: number[] = [];
+  private loss: number;
+  private dup: number;
+  dispatchedTotal = 0;
+  /** heardAt[m][t]: when board m last received a packet from t */
+  private heardAt: number[][];
+
+  constructor(readonly opts: SimOptions, readonly rand: () => number) {
+    this.loss = opts.loss;
+    this.dup = opts.dup;
+    this.boards = Array.from({ length: opts.boards }, () => ({ core: undefined, incarnation: 0, group: 0, linkUp: true, tickAt: -1, tickToken: 0 }));
+    this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
+    this.lastPick = new Array<number>(opts.boards).fill(-1);
+  }
+
+  private at(t: number, run: () => void): void {
+    this.events.push({ at: t, seq: this.seqNo++, run });
+  }
+
+  start(i: number): void {
+    const b = this.boards[i]!;
+    if (b.core) return;
+    b.incarnation++;
+    b.core = new ClusterCore({ ...this.opts.timing, self: i, boards: this.opts.boards }, this.now);
+    this.heardAt[i]!.fill(this.now);
+    this.apply(i, b.core.start(this.now));
+    this.scheduleTick(i);
+  }
+  crash(i: number): void {
+    this.boards[i]!.core = undefined;
+  }
+  setLink(i: number, up: boolean): void {
+    this.boards[i]!.linkUp = up;
+  }
+  partition(groups: number[]): void {
+    groups.forEach((g, i) => (this.boards[i]!.group = g));
+  }
+  heal(): void {
+    this.loss = 0;
+    this.dup = 0;
+    for (const b of this.boards) {
+      b.group = 0;
+      b.linkUp = true;
+    }
+  }
+
+  reachable(a: number, b: number): boolean {
+    const x = this.boards[a]!, y = this.boards[b]!;
+    return !!x.core && !!y.core && x.linkUp && y.linkUp && x.group === y.group;
+  }
+
+  /** One pending tick per board, at the time its core asks for (as the real adapter does). */
+  private scheduleTick(i: number): void {
+    const b = this.boards[i]!;
+    const core = b.core;
+    if (!core) return;
+    const t = Math.max(this.now + 1, Math.ceil(core.nextWakeMs()));
+    if (b.tickAt === t) return;
+    b.tickAt = t;
+    const token = ++b.tickToken;
+    this.at(t, () => {
+      if (b.core !== core || b.tickToken !== token) return;
+      b.tickAt = -1;
+      this.apply(i, core.tick(this.now));
+      this.scheduleTick(i);
+    });
+  }
+
+  private apply(from: number, r: Ready): void {
+    for (const o of r.send) {
+      const targets = o.to === 'all' ? this.boards.map((_, j) => j).filter((j) => j !== from) : [o.to];
+      for (const to of targets) this.transmit(from, to, o.msg);
+    }
+    this.observe();
+  }
+
+  private transmit(from: number, to: number, msg: Message): void {
+    if (!this.reachable(from, to)) return;
+    if (this.rand() < this.loss) return;
+    const copies = this.rand() < this.dup ? 2 : 1;
+    for (let c = 0; c < copies; c++) {
+      const t = this.now + Math.floor(this.rand() * (this.opts.delayMaxMs + 1));
+      this.at(t, () => {
+        if (!this.reachable(from, to)) return;
+        const core = this.boards[to]!.core!;
+        this.heardAt[to]![from] = this.now;
+        this.apply(to, core.receive(msg, this.now));
+        this.scheduleTick(to);
+      });
+    }
+  }
+
+  /** A client request arrives at whichever boards believe they are master. */
+  request(serviceMs: number): void {
+    this.boards.forEach((b, m) => {
+      const core = b.core;
+      if (!core || core.role !== 'master') return;
+      const t = leastConnection(core.table, this.opts.capacity, this.lastPick[m]!);
+      if (t === undefined) return;
+      this.lastPick[m] = t;
+      // Invariant: traffic stops going to a board once it has been silent for Tthreshold (+ a heartbeat of slack).
+      if (t !== m && this.now - this.heardAt[m]![t]! > this.opts.timing.tthresholdMs + this.opts.timing.heartbeatMs) {
+        this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms`);
+      }
+      if (core.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${core.table.runstate(t)} board ${t}`);
+      this.dispatchedTotal++;
+      const id = ++this.reqId;
+      const mInc = b.incarnation;
+      this.apply(m, core.dispatched(t, this.now));
+      this.scheduleTick(m);
+      const target = this.boards[t]!;
+      const tInc = target.incarnation;
+      const delivered = t === m || this.reachable(m, t);
+      const tCore = target.core!;
+      if (delivered) this.apply(t, tCore.accepted(id, this.now));
+      const done = this.now + serviceMs;
+      this.at(done, () => {
+        if (delivered && target.incarnation === tInc && target.core === tCore) this.apply(t, tCore.finished(id, this.now));
+        // The HTTP exchange ends (answer or connection error) at the master, if it is still the same process.
+        if (b.incarnation === mInc && b.core === core) this.apply(m, core.completed(t, this.now));
+      });
+    });
+  }
+
+  private observe(): void {
+    this.boards.forEach((b, i) => {
+      const c = b.core;
+      if (!c) return;
+      try {
+        c.table.check();
+      } catch (e) {
+        this.violations.push(`t=${this.now} board ${i}: ${(e as Error).message}`);
+      }
+      if (c.role === 'master') {
+        let set = this.termHolders.get(c.term);
+        if (!set) this.termHolders.set(c.term, (set = new Set()));
+        set.add(i);
+        if (set.size > 1) this.violations.push(`t=${this.now} term ${c.term} has masters ${[...set].join(',')}`);
+      }
+    });
+  }
+
+  runUntil(t: number, onStep?: () => void): void {
+    while (this.events.size > 0 && this.events.peek()!.at <= t) {
+      const e = this.events.pop()!;
+      this.now = e.at;
+      try {
+        e.run();
+      } catch (err) {
+        this.violations.push(`t=${this.now} exception: ${(err as Error).message}`);
+      }
+      onStep?.();
+    }
+    this.now = t;
+  }
+
+  masters(): number[] {
+    return this.boards.flatMap((b, i) => (b.core?.role === 'master' ? [i] : []));
+  }
+}
