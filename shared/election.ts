@@ -27,6 +27,9 @@ export type CoreEvent =
 
 export interface Ready { send: Outgoing[]; events: CoreEvent[] }
 
+/** Boards a master's table counts as running: how much of the cluster it holds. */
+export const support = (body: StateBody): number => body.runstate.reduce<number>((n, rs) => n + (rs === 1 ? 1 : 0), 0);
+
 const none = (): Ready => ({ send: [], events: [] });
 
 /** The smallest term above `current` that belongs to board `self`: no two boards ever claim the same term. */
@@ -197,6 +200,18 @@ export class ClusterCore {
   private onState(r: Ready, sender: number, term: number, body: StateBody, nowMs: number): void {
     const current = term === this._term && sender === this._master;
     const better = !current && (term > this._term || (term === this._term && (this._master < 0 || sender < this._master)));
+    if (better && this._role === 'master' && term > this._term && support(body) < this.table.support()) {
+      // A higher term from a master that holds less of the cluster (a board back from a pulled
+      // cable that elected itself): outbid it rather than hand the cluster to it. Terms stay
+      // monotonic and unique, and "higher term wins" stays the only rule for following.
+      this._term = nextTerm(term, this.cfg.self, this.cfg.boards);
+      this.table.heardFrom(sender, nowMs);
+      r.events.push({ kind: 'stale-master', board: sender, term });
+      r.events.push({ kind: 'role', role: 'master', term: this._term, master: this.cfg.self, previous: 'master' });
+      this.dirty = true;
+      this.lastStateSentMs = -Infinity;
+      return;
+    }
     if (better || current) {
       if (better || this._role !== 'node') {
         const previous = this._role;

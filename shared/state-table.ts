@@ -38,6 +38,13 @@ export class StateTable {
     return this.own[i]!;
   }
 
+  /** Boards counted as running. */
+  support(): number {
+    let n = 0;
+    for (const rs of this.runstates) if (rs === 1) n++;
+    return n;
+  }
+
   dispatched(i: number): void {
     this.own[i]!++;
   }

@@ -1,0 +1,138 @@
+// Named failure scenarios over the pure cores, each a readable story with exact expectations.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClusterSim, rng } from './simulator.ts';
+
+const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
+
+function cluster(n: number): ClusterSim {
+  const sim = new ClusterSim({ boards: n, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8 }, rng(7));
+  for (let i = 0; i < n; i++) sim.start(i);
+  sim.runUntil(2000);
+  return sim;
+}
+const core = (sim: ClusterSim, i: number) => sim.boards[i]!.core!;
+
+test('boot: the first board becomes master and every board runs', () => {
+  const sim = cluster(3);
+  assert.deepEqual(sim.masters(), [0]);
+  for (let i = 0; i < 3; i++) {
+    assert.equal(core(sim, i).master, 0);
+    assert.equal(core(sim, 0).table.runstate(i), 1);
+  }
+  assert.deepEqual(core(sim, 2).view()!.runstate, [1, 1, 1]);
+});
+
+test('master crash: the adjacent board takes over within Tmax, and only it', () => {
+  const sim = cluster(3);
+  const crashAt = sim.now;
+  sim.crash(0);
+  let tookOver = -1;
+  sim.runUntil(crashAt + 3000, () => {
+    if (tookOver < 0 && sim.masters().length > 0) tookOver = sim.now;
+  });
+  assert.deepEqual(sim.masters(), [1]);
+  assert.ok(tookOver - crashAt <= timing.tmaxMs + timing.heartbeatMs + 10, `took over after ${tookOver - crashAt} ms`);
+  assert.equal(core(sim, 2).master, 1);
+  assert.equal(core(sim, 1).table.runstate(0), -1);
+  assert.equal(core(sim, 1).table.runstate(2), 1);
+  assert.equal(sim.termHolders.size, 2);
+});
+
+test('old master returns after a restart: it rejoins as a node with linknum 0', () => {
+  const sim = cluster(3);
+  sim.crash(0);
+  sim.runUntil(sim.now + 2000);
+  for (let k = 0; k < 20; k++) sim.request(50); // load on the new master's boards
+  sim.start(0);
+  sim.runUntil(sim.now + 2000);
+  assert.deepEqual(sim.masters(), [1]);
+  assert.equal(core(sim, 0).role, 'node');
+  assert.equal(core(sim, 1).table.runstate(0), 1);
+  assert.equal(core(sim, 1).table.linknum(0), 0);
+});
+
+test('old master returns after a pulled cable: it steps down on hearing the higher term', () => {
+  const sim = cluster(3);
+  sim.setLink(0, false);
+  sim.runUntil(sim.now + 2000);
+  assert.deepEqual(sim.masters(), [0, 1], 'isolated old master still believes, new one elected');
+  sim.setLink(0, true);
+  sim.runUntil(sim.now + 1000);
+  assert.deepEqual(sim.masters(), [1]);
+  assert.equal(core(sim, 0).master, 1);
+  assert.equal(core(sim, 1).table.runstate(0), 1);
+});
+
+test('partition 2|1 heals with two masters: exactly one remains, all agree', () => {
+  const sim = cluster(3);
+  sim.partition([0, 1, 1]);
+  sim.runUntil(sim.now + 2000);
+  assert.deepEqual(sim.masters(), [0, 1]);
+  sim.heal();
+  sim.runUntil(sim.now + 1000);
+  assert.equal(sim.masters().length, 1);
+  const m = sim.masters()[0]!;
+  for (let i = 0; i < 3; i++) assert.equal(core(sim, i).master, m);
+});
+
+test('a silent board is marked -1 within Tthreshold, gets no traffic, and rejoins at linknum 0', () => {
+  const sim = cluster(3);
+  sim.setLink(2, false);
+  const cut = sim.now;
+  let downAt = -1;
+  sim.runUntil(cut + 2000, () => {
+    if (downAt < 0 && core(sim, 0).table.runstate(2) === -1) downAt = sim.now;
+  });
+  assert.ok(downAt > 0 && downAt - cut <= timing.tthresholdMs + timing.heartbeatMs + 1, `down after ${downAt - cut} ms`);
+  const before = core(sim, 0).table.ownCount(2);
+  for (let k = 0; k < 30; k++) sim.request(100);
+  assert.equal(core(sim, 0).table.ownCount(2), before, 'nothing dispatched to the dead board');
+  assert.equal(core(sim, 2).role, 'master', 'alone, it elected itself');
+  sim.setLink(2, true);
+  sim.runUntil(sim.now + 1000);
+  assert.deepEqual(sim.masters(), [0], 'the returning board does not take the cluster over');
+  assert.equal(core(sim, 0).table.runstate(2), 1);
+  assert.equal(core(sim, 0).table.linknum(2), 0);
+  assert.equal(core(sim, 2).role, 'node');
+});
+
+test('all but one board dead: the survivor becomes master and serves alone', () => {
+  const sim = cluster(4);
+  sim.crash(0);
+  sim.crash(1);
+  sim.crash(3);
+  sim.runUntil(sim.now + 3000);
+  assert.deepEqual(sim.masters(), [2]);
+  const before = sim.dispatchedTotal;
+  sim.request(10);
+  assert.equal(sim.dispatchedTotal, before + 1);
+  assert.equal(core(sim, 2).table.ownCount(2), 1, 'the master serves the request itself');
+});
+
+test('least connection spreads concurrent work evenly and drains back to 0', () => {
+  const sim = cluster(3);
+  for (let k = 0; k < 9; k++) sim.request(300);
+  const t = core(sim, 0).table;
+  assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [3, 3, 3]);
+  sim.runUntil(sim.now + 1000);
+  assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
+});
+
+test('a flapping master cable (down/up every 200 ms for 10 s) settles to one master', () => {
+  const sim = cluster(3);
+  const start = sim.now;
+  for (let k = 0; k < 50; k++) {
+    sim.setLink(0, k % 2 === 0 ? false : true);
+    sim.runUntil(start + (k + 1) * 200);
+  }
+  sim.setLink(0, true);
+  sim.runUntil(sim.now + 2000);
+  assert.equal(sim.masters().length, 1);
+  const m = sim.masters()[0]!;
+  for (let i = 0; i < 3; i++) {
+    assert.equal(core(sim, i).master, m);
+    assert.equal(core(sim, m).table.runstate(i), 1);
+  }
+  assert.deepEqual(sim.violations, []);
+});
