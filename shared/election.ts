@@ -117,8 +117,9 @@ export class ClusterCore {
         break;
       case 'JOIN':
         if (this._role === 'master') {
+          const was = this.table.runstate(msg.sender);
           this.table.join(msg.sender, nowMs);
-          r.events.push({ kind: 'runstate', board: msg.sender, runstate: 1 });
+          if (was !== 1) r.events.push({ kind: 'runstate', board: msg.sender, runstate: 1 });
           this.dirty = true;
         }
         break;

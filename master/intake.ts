@@ -1,0 +1,217 @@
+// The master's request path: classify → bounded queue (the scheduler) → least-connection board
+// → forward with a signed dispatch header over keep-alive → relay the answer. The pure parts
+// (classifier, scheduler, least-connection, state table) decide; this file does the I/O.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Config } from '../shared/config.ts';
+import { EwsError } from '../shared/errors.ts';
+import { DISPATCH_HEADER, signDispatch } from '../shared/forward-auth.ts';
+import { endToEndHeaders, sendError } from '../shared/http-io.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Counter, Registry } from '../shared/metrics.ts';
+import type { Logger } from '../shared/log.ts';
+import type { ClusterCore, Ready } from '../shared/election.ts';
+import { createClassifier, type Classifier } from './classify.ts';
+import { createScheduler, type QueueItem, type Scheduler } from './scheduler.ts';
+import { leastConnection } from './least-connection.ts';
+
+export interface Pending extends QueueItem {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly body: Buffer;
+  /** Boards that already failed this request (not tried again). */
+  readonly tried: Set<number>;
+  attempts: number;
+  done: boolean;
+  abort: AbortController;
+}
+
+export interface IntakeDeps {
+  cfg: Config;
+  self: number;
+  clock: Clock;
+  core: ClusterCore;
+  /** Send a core decision batch out (the cluster link). */
+  apply(r: Ready): void;
+  /** Execute on this board (the master is a worker too). Resolves when the answer is over. */
+  executeLocal(p: { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer; cls: string; id: number; signal: AbortSignal }, res: ServerResponse): Promise<void>;
+  /** Whether this board's network is cut (demo / tests). */
+  isCut(): boolean;
+  metrics: Registry;
+  log: Logger;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN']);
+const SCAN_MAX = 16;
+
+export class Intake {
+  private readonly classifier: Classifier;
+  readonly scheduler: Scheduler<Pending>;
+  private readonly agents: http.Agent[];
+  private nextId = 1;
+  private lastPick = -1;
+  private readonly outcomes: Counter;
+  private readonly perBoard: Counter;
+  private readonly expireTimer: NodeJS.Timeout;
+  private pumping = false;
+
+  constructor(private readonly d: IntakeDeps) {
+    const { cfg } = d;
+    this.classifier = createClassifier(cfg.classes);
+    this.scheduler = createScheduler<Pending>(cfg.qos.scheduler, cfg.classes, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
+    this.agents = cfg.boards.map(() => new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxInFlightPerBoard, maxFreeSockets: cfg.limits.maxInFlightPerBoard, timeout: cfg.limits.keepAliveTimeoutMs }));
+    this.outcomes = d.metrics.counter('ews_requests_total', 'Client requests at the master, by class and outcome');
+    this.perBoard = d.metrics.counter('ews_dispatched_total', 'Requests dispatched, by executing board');
+    d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => cfg.classes.map((c, i) => [{ class: c.name }, this.scheduler.size(i)]));
+    d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.scheduler.bytes()]]);
+    const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
+    this.expireTimer = setInterval(() => this.expire(), tickMs).unref();
+  }
+
+  close(): void {
+    clearInterval(this.expireTimer);
+    for (const a of this.agents) a.destroy();
+  }
+
+  /** A client request at the master, body already read (bounded). */
+  handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const cls = this.classifier.classify(req.method ?? 'GET', q < 0 ? url : url.slice(0, q));
+    const clsName = this.d.cfg.classes[cls]!.name;
+    const p: Pending = { cls, bytes: body.length, enqueuedMs: this.d.clock.now(), req, res, body, tried: new Set(), attempts: 0, done: false, abort: new AbortController() };
+    const r = this.scheduler.enqueue(p);
+    if (r !== 'ok') {
+      this.outcomes.inc({ class: clsName, outcome: 'shed' });
+      sendError(res, new EwsError('QUEUE_FULL', r === 'class-full' ? `queue for class ${clsName} is full` : 'queued bytes at the limit', { retryAfterS: 1 }));
+      return;
+    }
+    // A client that goes away leaves the queue at once; if dispatched, its board stops the work.
+    res.on('close', () => {
+      if (p.done) return;
+      p.done = true;
+      if (this.scheduler.remove(p)) this.outcomes.inc({ class: clsName, outcome: 'gone' });
+      p.abort.abort();
+    });
+    this.pump();
+  }
+
+  /** Dispatch while there is work and a board with room for it. */
+  pump(): void {
+    if (this.pumping || this.d.core.role !== 'master') return;
+    this.pumping = true;
+    try {
+      const cap = this.d.cfg.limits.maxInFlightPerBoard;
+      const table = this.d.core.table;
+      for (;;) {
+        let chosen = -1;
+        const item = this.scheduler.take(this.d.clock.now(), (p) => {
+          const b = leastConnection(table, cap, this.lastPick, p.tried.size ? this.candidates(p) : undefined);
+          if (b === undefined) return false;
+          chosen = b;
+          return true;
+        });
+        if (!item) break;
+        this.lastPick = chosen;
+        this.dispatch(item, chosen);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Step-down: hand back everything still queued (the caller passes it to the new master). */
+  drain(): Pending[] {
+    return this.scheduler.drain().filter((p) => !p.done);
+  }
+
+  private candidates(p: Pending): number[] {
+    return this.d.cfg.boards.map((b) => b.index).filter((i) => !p.tried.has(i));
+  }
+
+  private expire(): void {
+    for (const p of this.scheduler.expire(this.d.clock.now())) {
+      p.done = true;
+      this.outcomes.inc({ class: this.d.cfg.classes[p.cls]!.name, outcome: 'expired' });
+      sendError(p.res, new EwsError('QUEUE_TIMEOUT', undefined, { retryAfterS: 1 }));
+    }
+    if (this.scheduler.size() > 0) this.pump();
+  }
+
+  private dispatch(p: Pending, board: number): void {
+    const { core, clock, cfg } = this.d;
+    const clsName = cfg.classes[p.cls]!.name;
+    const id = this.nextId;
+    this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
+    p.attempts++;
+    this.perBoard.inc({ board: cfg.boards[board]!.id });
+    this.d.apply(core.dispatched(board, clock.now()));
+    let completed = false;
+    const complete = (): void => {
+      if (completed) return;
+      completed = true;
+      this.d.apply(core.completed(board, clock.now()));
+      this.pump();
+    };
+    const method = p.req.method ?? 'GET';
+    const url = p.req.url ?? '/';
+
+    if (board === this.d.self) {
+      this.d
+        .executeLocal({ method, url, headers: p.req.headers, body: p.body, cls: clsName, id, signal: p.abort.signal }, p.res)
+        .catch((err: unknown) => sendError(p.res, err))
+        .finally(() => {
+          p.done = true;
+          this.outcomes.inc({ class: clsName, outcome: 'served' });
+          complete();
+        });
+      return;
+    }
+
+    const target = cfg.boards[board]!;
+    const headers: Record<string, string | string[]> = endToEndHeaders(p.req.headers);
+    headers[DISPATCH_HEADER] = signDispatch(cfg.cluster.key, method, url, { master: this.d.self, term: core.term, id, cls: clsName }, p.body);
+    headers['content-length'] = String(p.body.length);
+    headers['x-forwarded-for'] = p.req.socket.remoteAddress ?? '';
+    const up = http.request({ host: target.address, port: target.httpPort, method, path: url, headers, agent: this.agents[board], timeout: cfg.limits.requestTimeoutMs });
+    const onAbort = (): void => {
+      up.destroy();
+    };
+    p.abort.signal.addEventListener('abort', onAbort, { once: true });
+    if (this.d.isCut()) process.nextTick(() => up.destroy(Object.assign(new Error('network cut'), { code: 'ENETUNREACH' })));
+    up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `board ${target.id} did not answer in ${cfg.limits.requestTimeoutMs} ms`)));
+    up.on('response', (ur) => {
+      const h: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
+      if (!p.res.headersSent && !p.res.destroyed) p.res.writeHead(ur.statusCode ?? 502, h);
+      ur.pipe(p.res);
+      ur.on('end', () => {
+        p.done = true;
+        this.outcomes.inc({ class: clsName, outcome: 'served' });
+        p.abort.signal.removeEventListener('abort', onAbort);
+        complete();
+      });
+      ur.on('error', () => {
+        p.res.destroy();
+        complete();
+      });
+      ur.on('close', complete);
+    });
+    up.on('error', (err: NodeJS.ErrnoException) => {
+      p.abort.signal.removeEventListener('abort', onAbort);
+      complete();
+      if (p.done) return;
+      const code = err.code ?? '';
+      const retryable = p.attempts < cfg.limits.maxDispatchAttempts && p.tried.size + 1 < cfg.boards.length && (SAFE_METHODS.has(method) || NOT_DELIVERED.has(code));
+      this.d.log.debug({ board: target.id, code, retryable }, 'dispatch failed');
+      if (retryable && !p.res.headersSent) {
+        p.tried.add(board);
+        if (this.scheduler.enqueue(p) === 'ok') return this.pump();
+      }
+      p.done = true;
+      this.outcomes.inc({ class: clsName, outcome: 'failed' });
+      sendError(p.res, err instanceof EwsError ? err : new EwsError('BOARD_FAILED', `board ${target.id} failed: ${code || err.message}`));
+    });
+    up.end(p.body);
+  }
+}

@@ -1,0 +1,297 @@
+// A board: the HTTP server every client and the master talk to, the cluster link, the master's
+// intake (used while this board is master), the worker, and the VIP. Wiring only: decisions are
+// made by the pure cores these adapters feed.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { BoardConfig, Config } from '../shared/config.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
+import { EwsError } from '../shared/errors.ts';
+import { DISPATCH_HEADER, DispatchReplayGuard, verifyDispatch } from '../shared/forward-auth.ts';
+import { endToEndHeaders, readBody, sendError, sendJson } from '../shared/http-io.ts';
+import { createLogger, type Logger } from '../shared/log.ts';
+import { Registry, type Counter } from '../shared/metrics.ts';
+import type { CoreEvent } from '../shared/election.ts';
+import { Intake } from '../master/intake.ts';
+import { ClusterLink } from './cluster-link.ts';
+import { nextBootEpoch } from './boot-epoch.ts';
+import { EventsHub } from './events-hub.ts';
+import { VipManager } from './vip.ts';
+import { Worker, type ExecRequest } from './worker.ts';
+
+export interface BoardOptions {
+  cfg: Config;
+  boardId: string;
+  clock?: Clock;
+  log?: Logger;
+}
+
+export interface ClusterView {
+  cluster: string;
+  master: string | null;
+  term: number;
+  boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
+}
+
+export class Board {
+  readonly cfg: Config;
+  readonly self: BoardConfig;
+  readonly metrics = new Registry();
+  readonly log: Logger;
+  readonly link: ClusterLink;
+  readonly intake: Intake;
+  private readonly worker: Worker;
+  private readonly server: http.Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly vip: VipManager | undefined;
+  private readonly hub: EventsHub;
+  private readonly dispatchGuard: DispatchReplayGuard;
+  private readonly masterAgent: http.Agent;
+  private readonly rejected: Counter;
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  private hubTimer: NodeJS.Timeout | undefined;
+  private lastPublished = '';
+  private closing = false;
+  private readonly clock: Clock;
+
+  private constructor(opts: BoardOptions) {
+    const { cfg } = opts;
+    this.cfg = cfg;
+    const self = cfg.boards.find((b) => b.id === opts.boardId);
+    if (!self) throw new EwsError('BAD_REQUEST', `board "${opts.boardId}" is not in the config's boards`);
+    this.self = self;
+    const clock = opts.clock ?? systemClock;
+    this.clock = clock;
+    this.log = opts.log ?? createLogger({ board: self.id });
+    this.worker = new Worker(self, cfg.cluster.name);
+    this.hub = new EventsHub(cfg.limits.sseClientsMax);
+    this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
+    this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
+    this.rejected = this.metrics.counter('ews_forward_rejected_total', 'Requests refused because they did not come from the master, by reason');
+    this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), this.metrics, this.log, (ev) => this.onEvents(ev));
+    this.intake = new Intake({
+      cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
+      executeLocal: (p, res) => this.execute(p.id, { method: p.method, url: p.url, headers: p.headers, body: p.body, cls: p.cls, signal: p.signal }, res),
+      isCut: () => this.link.isCut, metrics: this.metrics, log: this.log,
+    });
+    this.link.afterApply = () => this.intake.pump();
+    if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, this.log, this.metrics);
+    this.loopDelay.enable();
+    this.metrics.gauge('ews_role', 'This board\'s role (1 for the current one)', () => [[{ role: this.link.core.role }, 1]]);
+    this.metrics.gauge('ews_term', 'Election term this board follows', () => [[{}, this.link.core.term]]);
+    this.metrics.gauge('ews_linknum', 'Connections per board, as this board\'s table says', () => this.view().boards.map((b) => [{ board: b.id }, b.linknum]));
+    this.metrics.gauge('ews_runstate', 'Run state per board (1 running, 0 joining, -1 down)', () => this.view().boards.map((b) => [{ board: b.id }, b.runstate]));
+    this.metrics.gauge('ews_event_loop_delay_ms', 'Event loop delay since start', () => [[{ q: 'p99' }, this.loopDelay.percentile(99) / 1e6], [{ q: 'max' }, this.loopDelay.max / 1e6]]);
+    this.metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
+
+    const l = cfg.limits;
+    this.server = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs }, (req, res) => {
+      this.onRequest(req, res).catch((err: unknown) => {
+        if (!(err instanceof EwsError)) this.log.error({ err }, 'request failed');
+        sendError(res, err);
+      });
+    });
+    this.server.maxConnections = l.maxConnections;
+    this.server.on('connection', (s: Socket) => {
+      if (this.link.isCut) return void s.destroy();
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const body = JSON.stringify({ error: { code: status === 431 ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST', message: status === 408 ? 'request took too long to arrive' : status === 431 ? 'request headers too large' : 'malformed HTTP request' } });
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    });
+  }
+
+  static async start(opts: BoardOptions): Promise<Board> {
+    const b = new Board(opts);
+    // With a floating address the board must accept connections to it too.
+    const host = b.cfg.cluster.vip ? '0.0.0.0' : b.self.address;
+    await new Promise<void>((resolve, reject) => {
+      b.server.once('error', reject);
+      b.server.listen(b.self.httpPort, host, () => {
+        b.server.off('error', reject);
+        resolve();
+      });
+    });
+    await b.link.start();
+    b.log.info({ http: `${host}:${b.self.httpPort}`, udp: b.self.udpPort, boards: b.cfg.boards.length }, 'board up');
+    return b;
+  }
+
+  /** The state table as this board sees it (SPEC §4 /api/cluster). */
+  view(): ClusterView {
+    const core = this.link.core;
+    const t = core.view();
+    const m = core.master;
+    return {
+      cluster: this.cfg.cluster.name,
+      master: m >= 0 ? this.cfg.boards[m]!.id : null,
+      term: core.term,
+      boards: this.cfg.boards.map((b) => ({ id: b.id, address: b.address, linknum: t?.linknum[b.index] ?? 0, runstate: t?.runstate[b.index] ?? 0, role: b.index === m ? 'master' : 'node' })),
+    };
+  }
+
+  /** Demo and tests: pull or replug this board's cable. */
+  setCut(cut: boolean): void {
+    this.link.setCut(cut);
+    if (cut) for (const s of this.sockets) s.destroy();
+    this.log.warn({ cut }, cut ? 'network cut' : 'network restored');
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.hubTimer) clearInterval(this.hubTimer);
+    this.hub.close();
+    this.link.close();
+    this.intake.close();
+    this.masterAgent.destroy();
+    this.loopDelay.disable();
+    await this.vip?.release();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  // ---- HTTP ----
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.link.isCut) return void req.socket.destroy();
+    if (this.closing) throw new EwsError('SHUTTING_DOWN');
+    const url = req.url ?? '/';
+    if (req.headers[DISPATCH_HEADER] !== undefined) return this.onForwarded(req, res);
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (req.method === 'GET') {
+      switch (path) {
+        case '/healthz': {
+          const c = this.link.core;
+          return sendJson(res, 200, { board: this.self.id, role: c.role === 'master' ? 'master' : 'node', state: c.role, term: c.term, master: c.master >= 0 ? this.cfg.boards[c.master]!.id : null });
+        }
+        case '/api/cluster':
+          return sendJson(res, 200, this.view());
+        case '/metrics': {
+          const text = this.metrics.render();
+          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+          return void res.end(text);
+        }
+        case '/api/events':
+          this.hub.add(res, [['cluster', this.view()]]);
+          this.startHubTimer();
+          return;
+      }
+    }
+    const body = await readBody(req, this.cfg.limits.maxBodyBytes);
+    const core = this.link.core;
+    if (core.role === 'master') return this.intake.handle(req, res, body);
+    // Not the master: pass it on, once. A request that was already passed on is not bounced again.
+    if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');
+    this.passToMaster(req, res, body);
+  }
+
+  /** A request the master dispatched to this board. */
+  private async onForwarded(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const body = await readBody(req, this.cfg.limits.maxBodyBytes);
+    const d = verifyDispatch(this.cfg.cluster.key, String(req.headers[DISPATCH_HEADER]), method, url, body);
+    const core = this.link.core;
+    let reason = '';
+    if (!d) reason = 'signature';
+    else if (d.master === this.self.index) reason = 'self';
+    else if (!(d.term > core.term || (d.term === core.term && d.master === core.master))) reason = 'stale';
+    else if (!this.dispatchGuard.accept(d)) reason = 'replay';
+    if (!d || reason) {
+      this.rejected.inc({ reason });
+      throw new EwsError('NOT_FROM_MASTER');
+    }
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
+    });
+    await this.execute(d.id, { method, url, headers: req.headers, body, cls: d.cls, signal: ac.signal }, res);
+  }
+
+  /** Run a request here: ACK on start, REPORT when the answer is over. */
+  private async execute(id: number, x: ExecRequest, res: ServerResponse): Promise<void> {
+    const core = this.link.core;
+    const clock = this.clock;
+    this.link.apply(core.accepted(id, clock.now()));
+    try {
+      await this.worker.execute(x, res);
+      if (!res.writableFinished && !res.destroyed) await new Promise((r) => res.once('close', r));
+    } finally {
+      this.link.apply(core.finished(id, clock.now()));
+    }
+  }
+
+  private passToMaster(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const m = this.cfg.boards[this.link.core.master]!;
+    const headers: Record<string, string | string[]> = endToEndHeaders(req.headers);
+    headers['x-ews-via'] = this.self.id;
+    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    headers['content-length'] = String(body.length);
+    const up = http.request({ host: m.address, port: m.httpPort, method: req.method, path: req.url, headers, agent: this.masterAgent, timeout: this.cfg.limits.requestTimeoutMs });
+    if (this.link.isCut) process.nextTick(() => up.destroy(new Error('network cut')));
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    up.on('response', (ur) => {
+      const h: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
+      if (!res.headersSent) res.writeHead(ur.statusCode ?? 502, h);
+      ur.pipe(res);
+    });
+    up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
+    up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
+    up.end(body);
+  }
+
+  // ---- cluster events ----
+
+  private onEvents(events: CoreEvent[]): void {
+    for (const e of events) {
+      if (e.kind === 'role') {
+        this.log.info({ role: e.role, term: e.term, master: this.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
+        if (e.role === 'master') void this.vip?.claim();
+        else if (e.previous === 'master') {
+          void this.vip?.release();
+          // Step down: whatever is still queued here goes to the new master.
+          for (const p of this.intake.drain()) this.passToMaster(p.req, p.res, p.body);
+        }
+      } else if (e.kind === 'runstate') {
+        this.log.info({ board: this.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
+      } else if (e.kind === 'stale-master') {
+        this.log.warn({ board: this.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
+        void this.vip?.announce();
+      }
+    }
+    this.publishCluster();
+  }
+
+  private startHubTimer(): void {
+    if (this.hubTimer) return;
+    this.hubTimer = setInterval(() => {
+      if (this.hub.size === 0) {
+        clearInterval(this.hubTimer);
+        this.hubTimer = undefined;
+        return;
+      }
+      this.publishCluster();
+    }, 250);
+    this.hubTimer.unref();
+  }
+
+  private publishCluster(): void {
+    if (this.hub.size === 0) return;
+    const v = this.view();
+    const s = JSON.stringify(v);
+    if (s === this.lastPublished) return;
+    this.lastPublished = s;
+    this.hub.publish('cluster', v);
+  }
+}

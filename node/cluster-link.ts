@@ -1,0 +1,161 @@
+// The only place the cluster core meets sockets and timers: a UDP socket, one timer at the time
+// the core asks for, and the codec with its drop counters. Everything it decides comes from
+// ClusterCore; this file only carries packets and time.
+import dgram from 'node:dgram';
+import type { BoardConfig, Config } from '../shared/config.ts';
+import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
+import { createCodec, DROP_REASONS, type Codec, type Message } from '../shared/protocol.ts';
+import { ReplayGuard } from '../shared/replay-guard.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Registry, Counter } from '../shared/metrics.ts';
+import type { Logger } from '../shared/log.ts';
+
+const EPOCH_MAX = 2 ** 48 - 1;
+
+export class ClusterLink {
+  readonly core: ClusterCore;
+  private readonly codec: Codec;
+  private readonly guard: ReplayGuard;
+  private socket: dgram.Socket | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private epoch: number;
+  private counter = 0;
+  private cut = false;
+  private readonly dropped: Counter;
+  private readonly received: Counter;
+  private readonly sent: Counter;
+  private readonly sendErrors: Counter;
+  /** Longest gap between two STATEs from the master we follow (liveness under load). */
+  private lastStateAt = -1;
+  stateGapMaxMs = 0;
+  /** Called after every decision batch (the master's intake pumps its queue here). */
+  afterApply: () => void = () => {};
+
+  constructor(
+    private readonly cfg: Config,
+    private readonly self: BoardConfig,
+    private readonly clock: Clock,
+    bootEpoch: number,
+    metrics: Registry,
+    private readonly log: Logger,
+    private readonly onEvents: (events: CoreEvent[]) => void,
+  ) {
+    const c = cfg.cluster;
+    this.core = new ClusterCore(
+      { self: self.index, boards: cfg.boards.length, heartbeatMs: c.heartbeatMs, tmaxMs: c.tmaxMs, tthresholdMs: c.tthresholdMs, staggerMs: c.staggerMs, stateMinGapMs: c.stateMinGapMs },
+      clock.now(),
+    );
+    this.codec = createCodec({ key: c.key, cluster: c.name, boards: cfg.boards.length, packetBytesMax: cfg.limits.udpPacketBytesMax });
+    this.guard = new ReplayGuard(cfg.boards.length);
+    this.epoch = Math.min(bootEpoch, EPOCH_MAX);
+    this.dropped = metrics.counter('ews_udp_dropped_total', 'UDP packets dropped, by reason');
+    for (const r of DROP_REASONS) this.dropped.inc({ reason: r }, 0);
+    this.received = metrics.counter('ews_udp_received_total', 'UDP packets accepted, by type');
+    this.sent = metrics.counter('ews_udp_sent_total', 'UDP packets sent, by type');
+    this.sendErrors = metrics.counter('ews_udp_send_errors_total', 'UDP sends that failed');
+    metrics.gauge('ews_state_gap_max_ms', 'Longest gap between STATE packets from the master, seen by this board', () => [[{}, Math.round(this.stateGapMaxMs)]]);
+  }
+
+  async start(): Promise<void> {
+    const broadcastMode = this.cfg.cluster.broadcast !== 'peers';
+    const sock = dgram.createSocket({ type: 'udp4', reuseAddr: broadcastMode });
+    this.socket = sock;
+    sock.on('message', (buf, rinfo) => this.onPacket(buf, rinfo.size));
+    sock.on('error', (err) => this.log.error({ err }, 'udp socket error'));
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      // Broadcasts arrive on 0.0.0.0 only; in peers mode bind the board's own address and port.
+      sock.bind({ port: this.self.udpPort, address: broadcastMode ? '0.0.0.0' : this.self.address }, () => {
+        sock.off('error', reject);
+        resolve();
+      });
+    });
+    if (broadcastMode) sock.setBroadcast(true);
+    this.apply(this.core.start(this.clock.now()));
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.socket?.close();
+    this.socket = undefined;
+  }
+
+  /** Demo/testing: a pulled cable. Nothing goes out, nothing comes in. */
+  setCut(cut: boolean): void {
+    this.cut = cut;
+  }
+  get isCut(): boolean {
+    return this.cut;
+  }
+
+  /** Feed a core decision batch out to the network and the adapters. */
+  apply(r: Ready): void {
+    for (const o of r.send) this.send(o.to, o.msg);
+    if (r.events.length > 0) this.onEvents(r.events);
+    this.schedule();
+    this.afterApply();
+  }
+
+  private schedule(): void {
+    if (!this.socket) return;
+    const at = this.core.nextWakeMs();
+    if (this.timer && at >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      this.apply(this.core.tick(this.clock.now()));
+    }, Math.max(0, at - this.clock.now()));
+  }
+
+  private onPacket(buf: Buffer, size: number): void {
+    if (this.cut) return;
+    const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
+    if (!d.ok) {
+      this.dropped.inc({ reason: d.reason });
+      return;
+    }
+    const msg = d.msg;
+    if (msg.sender === this.self.index) return; // our own broadcast coming back
+    if (!this.guard.accept(msg.sender, d.env)) {
+      this.dropped.inc({ reason: 'replay' });
+      return;
+    }
+    this.received.inc({ type: msg.type });
+    const now = this.clock.now();
+    if (msg.type === 'STATE' && msg.sender === this.core.master) {
+      if (this.lastStateAt >= 0) this.stateGapMaxMs = Math.max(this.stateGapMaxMs, now - this.lastStateAt);
+      this.lastStateAt = now;
+    }
+    this.apply(this.core.receive(msg, now));
+  }
+
+  private send(to: 'all' | number, msg: Message): void {
+    const sock = this.socket;
+    if (!sock || this.cut) return;
+    if (++this.counter > 0xffffffff) {
+      this.counter = 1;
+      this.epoch++;
+    }
+    const buf = this.codec.encode(msg, { epoch: this.epoch, counter: this.counter });
+    this.sent.inc({ type: msg.type });
+    const c = this.cfg.cluster;
+    const dests: Array<[string, number]> = [];
+    if (to !== 'all') {
+      const b = this.cfg.boards[to]!;
+      dests.push([b.address, b.udpPort]);
+    } else if (c.broadcast !== 'peers') {
+      dests.push([c.broadcast, c.udpPort]);
+    } else {
+      for (const b of this.cfg.boards) if (b.index !== this.self.index) dests.push([b.address, b.udpPort]);
+    }
+    for (const [addr, port] of dests) {
+      sock.send(buf, port, addr, (err) => {
+        if (err) this.sendErrors.inc();
+      });
+    }
+  }
+}

@@ -1,0 +1,112 @@
+// `ews demo`: a local cluster of N boards on 127.0.0.1, one process each (as on real boards),
+// with stdin commands to pull and replug a board's cable and watch the failover.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export function demoConfig(n: number, httpBase: number, udpBase: number): object {
+  return {
+    cluster: { name: 'demo', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
+    boards: Array.from({ length: n }, (_, i) => ({ id: `ews${i + 1}`, address: '127.0.0.1', httpPort: httpBase + i, udpPort: udpBase + i })),
+    // Login and users arrive with the web UI; the demo says so explicitly.
+    auth: { disabled: true },
+  };
+}
+
+interface Child { id: string; url: string; proc: ChildProcess; cut: boolean }
+
+export async function runDemo(n: number): Promise<number> {
+  const httpBase = Number(process.env.EWS_DEMO_HTTP_PORT ?? 8081);
+  const udpBase = Number(process.env.EWS_DEMO_UDP_PORT ?? 5051);
+  const dir = mkdtempSync(join(tmpdir(), 'ews-demo-'));
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(demoConfig(n, httpBase, udpBase), null, 2));
+  const logFile = join(dir, 'boards.log');
+  const log = openSync(logFile, 'a');
+  const say = (s: string): void => void process.stdout.write(`${s}\n`);
+
+  const children: Child[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `ews${i + 1}`;
+    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id], { stdio: ['ignore', log, log, 'ipc'] });
+    children.push({ id, url: `http://127.0.0.1:${httpBase + i}`, proc, cut: false });
+    proc.on('exit', (code) => say(`board ${id} exited (${code})`));
+  }
+  const stopAll = (): void => {
+    for (const c of children) c.proc.kill('SIGTERM');
+  };
+  process.once('exit', stopAll);
+
+  // Wait for the cluster to elect its first master.
+  const deadline = Date.now() + 15_000;
+  let master: string | null = null;
+  let term = -1;
+  while (Date.now() < deadline && master === null) {
+    await new Promise((r) => setTimeout(r, 100));
+    master = await readMaster(children[0]!.url).then((v) => v?.master ?? null, () => null);
+  }
+  if (master === null) {
+    say(`the cluster did not come up; see ${logFile}`);
+    stopAll();
+    return 1;
+  }
+  say(`ews demo: ${n} boards up (config ${file}, logs ${logFile})`);
+  for (const c of children) say(`  ${c.id}  ${c.url}/   cluster table: ${c.url}/api/cluster`);
+  say(`try:  curl ${children[0]!.url}/cgi-bin/echo?ms=500   (HIGH, slow CGI)     curl -i ${children[1 % n]!.url}/   (LOW page)`);
+  say('commands: pull ID | plug ID | status | quit');
+
+  // Announce every change of master, as seen by any board that is plugged in.
+  const watch = setInterval(async () => {
+    for (const c of children) {
+      if (c.cut) continue;
+      const v = await readMaster(c.url).catch(() => undefined);
+      if (v && v.master !== null && v.term > term) {
+        term = v.term;
+        if (v.master !== master) say(`master is now ${v.master} (term ${v.term})`);
+        master = v.master;
+      }
+    }
+  }, 300);
+
+  const rl = createInterface({ input: process.stdin });
+  return new Promise<number>((resolve) => {
+    const quit = (): void => {
+      clearInterval(watch);
+      rl.close();
+      stopAll();
+      resolve(0);
+    };
+    process.once('SIGINT', quit);
+    process.once('SIGTERM', quit);
+    rl.on('line', (line) => {
+      const [cmd, id] = line.trim().split(/\s+/);
+      const c = children.find((x) => x.id === id);
+      if (cmd === 'quit' || cmd === 'exit') return quit();
+      if (cmd === 'status') {
+        void Promise.all(children.map((x) => (x.cut ? undefined : readMaster(x.url).catch(() => undefined)))).then((views) => {
+          const v = views.find((x) => x !== undefined);
+          if (!v) return say('no board answers');
+          say(`master ${v.master} term ${v.term}`);
+          for (const b of v.boards) say(`  ${b.id}  linknum ${b.linknum}  runstate ${b.runstate}  ${b.role}${children.find((x) => x.id === b.id)?.cut ? '  (pulled)' : ''}`);
+        });
+        return;
+      }
+      if ((cmd === 'pull' || cmd === 'plug') && c) {
+        c.cut = cmd === 'pull';
+        c.proc.send({ cut: c.cut });
+        return say(`${c.id}: cable ${c.cut ? 'pulled' : 'plugged back in'}`);
+      }
+      if (cmd) say('commands: pull ID | plug ID | status | quit');
+    });
+  });
+}
+
+interface View { master: string | null; term: number; boards: Array<{ id: string; linknum: number; runstate: number; role: string }> }
+
+async function readMaster(url: string): Promise<View | undefined> {
+  const r = await fetch(`${url}/api/cluster`, { signal: AbortSignal.timeout(1000) });
+  return (await r.json()) as View;
+}

@@ -1,0 +1,97 @@
+// The floating cluster address: the master holds it, announces it with gratuitous ARP, and a
+// board stepping down lets it go. Commands run one at a time; failures are logged and counted,
+// never thrown into the election.
+import { execFile } from 'node:child_process';
+import type { VipConfig } from '../shared/config.ts';
+import type { Logger } from '../shared/log.ts';
+import type { Counter, Registry } from '../shared/metrics.ts';
+
+export interface CommandResult { code: number; stderr: string }
+export type RunCommand = (file: string, args: string[]) => Promise<CommandResult>;
+
+export const runCommand: RunCommand = (file, args) =>
+  new Promise((resolve) => {
+    execFile(file, args, { timeout: 5000 }, (err, _stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 127) : 0;
+      resolve({ code, stderr: String(stderr).trim() || (err && typeof err.code === 'string' ? err.code : '') });
+    });
+  });
+
+export class VipManager {
+  private chain: Promise<void> = Promise.resolve();
+  private want = false;
+  held = false;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly errors: Counter;
+
+  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000) {
+    this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
+    metrics.gauge('ews_vip_held', 'Whether this board holds the cluster address', () => [[{ address: vip.address }, this.held ? 1 : 0]]);
+  }
+
+  /** Become (or stay) the holder. */
+  claim(): Promise<void> {
+    this.want = true;
+    return this.enqueue(() => this.doClaim());
+  }
+  /** Someone else may be answering for the address: say again that it is here. */
+  announce(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.held) await this.arp();
+    });
+  }
+  release(): Promise<void> {
+    this.want = false;
+    if (this.retry) clearTimeout(this.retry);
+    return this.enqueue(() => this.doRelease());
+  }
+
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(op).catch((err: unknown) => this.log.error({ err }, 'vip operation failed'));
+    return this.chain;
+  }
+
+  private async doClaim(): Promise<void> {
+    if (!this.want) return;
+    const { address, prefix, interface: dev } = this.vip;
+    if (!this.held) {
+      // Duplicate address detection: another holder answers ARP for it (a master that has not stepped down yet).
+      const dad = await this.run('arping', ['-D', '-q', '-c', '2', '-w', '2', '-I', dev, address]);
+      if (!this.want) return;
+      if (dad.code === 1) {
+        this.log.warn({ address }, 'cluster address still answered by another board; retrying');
+        this.errors.inc({ step: 'duplicate' });
+        this.retry = setTimeout(() => void this.claim(), this.retryMs);
+        return;
+      }
+      if (dad.code !== 0) this.errors.inc({ step: 'dad' });
+      const add = await this.run('ip', ['addr', 'add', `${address}/${prefix}`, 'dev', dev]);
+      if (add.code !== 0 && !/exists/i.test(add.stderr)) {
+        this.errors.inc({ step: 'add' });
+        this.log.error({ address, stderr: add.stderr }, 'cannot add cluster address');
+        this.retry = setTimeout(() => void this.claim(), this.retryMs);
+        return;
+      }
+      this.held = true;
+      this.log.info({ address, dev }, 'holding cluster address');
+    }
+    await this.arp();
+  }
+
+  private async arp(): Promise<void> {
+    const r = await this.run('arping', ['-U', '-c', '1', '-I', this.vip.interface, this.vip.address]);
+    if (r.code !== 0) this.errors.inc({ step: 'arp' });
+  }
+
+  private async doRelease(): Promise<void> {
+    if (!this.held) return;
+    const r = await this.run('ip', ['addr', 'del', `${this.vip.address}/${this.vip.prefix}`, 'dev', this.vip.interface]);
+    if (r.code !== 0 && !/Cannot assign|not found|No such/i.test(r.stderr)) {
+      this.errors.inc({ step: 'del' });
+      this.log.error({ stderr: r.stderr }, 'cannot remove cluster address');
+      return;
+    }
+    this.held = false;
+    this.log.info({ address: this.vip.address }, 'released cluster address');
+  }
+}

@@ -1,0 +1,64 @@
+// What a board executes once the master has dispatched a request to it: CGI handlers and pages.
+// Devices (issue 3) and the web UI (issue 4) plug in here; until then a built-in slow CGI
+// (`/cgi-bin/echo?ms=N`) and a placeholder page.
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { BoardConfig } from '../shared/config.ts';
+import { EwsError } from '../shared/errors.ts';
+import { sendError, sendJson } from '../shared/http-io.ts';
+
+export interface ExecRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  cls: string;
+  /** Aborted when the client (or the master) goes away: stop the work. */
+  signal: AbortSignal;
+}
+
+export const ECHO_MS_MAX = 60_000;
+
+export class Worker {
+  constructor(private readonly board: BoardConfig, private readonly clusterName: string) {}
+
+  async execute(x: ExecRequest, res: ServerResponse): Promise<void> {
+    res.setHeader('x-ews-board', this.board.id);
+    res.setHeader('x-ews-class', x.cls);
+    const u = new URL(x.url, 'http://board');
+    try {
+      if (u.pathname === '/cgi-bin/echo') return await this.echo(u, x, res);
+      if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, []);
+      if ((u.pathname === '/' || u.pathname === '/index.html') && (x.method === 'GET' || x.method === 'HEAD')) return this.page(res, x.method);
+      throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);
+    } catch (e) {
+      sendError(res, e);
+    }
+  }
+
+  private async echo(u: URL, x: ExecRequest, res: ServerResponse): Promise<void> {
+    const raw = u.searchParams.get('ms') ?? '0';
+    const ms = Number(raw);
+    if (!/^\d{1,6}$/.test(raw) || ms > ECHO_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${ECHO_MS_MAX}`);
+    const started = performance.now();
+    if (ms > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, ms);
+        x.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      });
+    }
+    if (x.signal.aborted) {
+      res.destroy();
+      return;
+    }
+    sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length });
+  }
+
+  private page(res: ServerResponse, method: string): void {
+    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>ews · ${this.clusterName}</title></head><body><h1>ews cluster “${this.clusterName}”</h1>
+<p>Served by board <b>${this.board.id}</b>. The device panel arrives with the web UI.</p>
+<ul><li><a href="/api/cluster">/api/cluster</a> — the state table</li><li><a href="/cgi-bin/echo?ms=200">/cgi-bin/echo?ms=200</a> — a slow CGI (HIGH)</li><li><a href="/metrics">/metrics</a></li></ul></body></html>`;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html) });
+    res.end(method === 'HEAD' ? undefined : html);
+  }
+}

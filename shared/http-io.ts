@@ -1,0 +1,59 @@
+// Reading bounded bodies and writing JSON/error answers; the only HTTP plumbing shared by roles.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EwsError, errorResponse } from './errors.ts';
+
+/** Reads the whole body, refusing (413) past maxBytes without buffering more than that. */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > maxBytes) return Promise.reject(new EwsError('BODY_TOO_LARGE', `request body over ${maxBytes} bytes`));
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    if (!req.headers['content-length'] && !req.headers['transfer-encoding']) return Promise.resolve(Buffer.alloc(0));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new EwsError('BODY_TOO_LARGE', `request body over ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+    req.on('aborted', () => reject(new EwsError('BAD_REQUEST', 'client aborted the request')));
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
+  res.end(body);
+}
+
+export function sendError(res: ServerResponse, err: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const r = errorResponse(err);
+  res.writeHead(r.status, { ...r.headers, 'content-length': Buffer.byteLength(r.body), 'cache-control': 'no-store', ...headers });
+  res.end(r.body);
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length']);
+
+/** Headers safe to pass on to the next hop (hop-by-hop and ews-internal ones removed). */
+export function endToEndHeaders(h: IncomingMessage['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined || HOP_BY_HOP.has(k) || k.startsWith('x-ews-')) continue;
+    out[k] = v;
+  }
+  return out;
+}
