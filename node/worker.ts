@@ -26,7 +26,8 @@ export class Worker {
     res.setHeader('x-ews-class', x.cls);
     const u = new URL(x.url, 'http://board');
     try {
-      if (u.pathname === '/cgi-bin/echo') return await this.echo(u, x, res);
+      // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
+      if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo') return await this.echo(u, x, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, []);
       if ((u.pathname === '/' || u.pathname === '/index.html') && (x.method === 'GET' || x.method === 'HEAD')) return this.page(res, x.method);
       throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);

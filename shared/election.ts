@@ -79,10 +79,16 @@ export class ClusterCore {
     return this.heardTable;
   }
 
-  /** Boot: announce ourselves. */
+  /**
+   * Boot. The first board starts as master (the paper's rule); if a cluster already runs with a
+   * newer term, its master answers our STATE at once and we step down within a round trip.
+   * Every other board announces itself and listens.
+   */
   start(nowMs: number): Ready {
     const r = none();
-    this.sendJoin(r, nowMs);
+    if (this.cfg.self === 0) this.becomeMaster(r, nowMs);
+    else this.sendJoin(r, nowMs);
+    this.flushInto(r, nowMs);
     return r;
   }
 

@@ -1,0 +1,138 @@
+// Real board processes on loopback for integration tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import dgram from 'node:dgram';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'node/cli.ts');
+
+/** Ports nobody holds right now (TCP and UDP both free). */
+export async function freePorts(n: number): Promise<number[]> {
+  const out: number[] = [];
+  while (out.length < n) {
+    const port = await new Promise<number>((res, rej) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => res(p));
+      });
+      s.on('error', rej);
+    });
+    const udpFree = await new Promise<boolean>((res) => {
+      const u = dgram.createSocket('udp4');
+      u.once('error', () => res(false));
+      u.bind(port, '127.0.0.1', () => u.close(() => res(true)));
+    });
+    if (udpFree && !out.includes(port)) out.push(port);
+  }
+  return out;
+}
+
+export interface TestCluster {
+  dir: string;
+  file: string;
+  key: string;
+  config: Record<string, unknown>;
+  boards: Array<{ id: string; url: string; httpPort: number; udpPort: number }>;
+  procs: Map<string, ChildProcess>;
+  logs: Map<string, string>;
+  start(id: string): ChildProcess;
+  kill(id: string, signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}): Promise<TestCluster> {
+  const ports = await freePorts(2 * n);
+  const key = randomBytes(32).toString('hex');
+  const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
+  const config: Record<string, unknown> = {
+    cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 },
+    boards,
+    auth: { disabled: true },
+  };
+  overrides(config);
+  const dir = mkdtempSync(join(tmpdir(), 'ews-it-'));
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(config));
+  const procs = new Map<string, ChildProcess>();
+  const logs = new Map<string, string>();
+  const c: TestCluster = {
+    dir, file, key, config, procs, logs,
+    boards: boards.map((b) => ({ ...b, url: `http://127.0.0.1:${b.httpPort}` })),
+    start(id) {
+      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      logs.set(id, '');
+      const append = (d: Buffer) => logs.set(id, (logs.get(id) ?? '').slice(-20_000) + d.toString());
+      p.stdout!.on('data', append);
+      p.stderr!.on('data', append);
+      procs.set(id, p);
+      return p;
+    },
+    async kill(id, signal = 'SIGKILL') {
+      const p = procs.get(id);
+      if (!p || p.exitCode !== null || p.signalCode !== null) return;
+      const exited = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill(signal);
+      await exited;
+      procs.delete(id);
+    },
+    async stop() {
+      await Promise.all([...procs.keys()].map((id) => c.kill(id, 'SIGTERM')));
+    },
+  };
+  for (const b of boards) c.start(b.id);
+  return c;
+}
+
+/** Wait for a condition, checking on every `everyMs`; fails with what was last seen. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface ClusterJson { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> }
+
+export async function getJson<T>(url: string): Promise<T> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  return (await r.json()) as T;
+}
+
+/** Every listed board reports the same master and term and sees all `running` boards as runstate 1. */
+export async function converged(c: TestCluster, ids = c.boards.map((b) => b.id), running = ids, accept: (v: ClusterJson) => boolean = () => true): Promise<ClusterJson> {
+  return waitFor(`cluster of ${ids.join(',')} to converge`, async () => {
+    const views = await Promise.all(ids.map((id) => getJson<ClusterJson>(`${c.boards.find((b) => b.id === id)!.url}/api/cluster`)));
+    const v0 = views[0]!;
+    if (v0.master === null) return undefined;
+    for (const v of views) if (v.master !== v0.master || v.term !== v0.term) return undefined;
+    for (const id of running) if (v0.boards.find((b) => b.id === id)?.runstate !== 1) return undefined;
+    return accept(v0) ? v0 : undefined;
+  });
+}
+
+export async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    if (want.every((w) => (m[2] ?? '').includes(w))) sum += Number(m[3]);
+  }
+  return sum;
+}
