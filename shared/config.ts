@@ -173,6 +173,9 @@ function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] 
     if (seen.has(b.id)) r.bad(`boards[${b.index}].id`, `duplicate of boards[${seen.get(b.id)}]`);
     seen.set(b.id, b.index);
   }
+  if (cluster.broadcast !== 'peers') {
+    for (const b of boards) if (b.udpPort !== cluster.udpPort) r.bad(`boards[${b.index}].udpPort`, `must be cluster.udpPort (${cluster.udpPort}) when broadcasting`);
+  }
   const endpoints = new Map<string, number>();
   for (const b of boards) {
     for (const ep of [`tcp ${b.address}:${b.httpPort}`, `udp ${b.address}:${b.udpPort}`]) {

@@ -1,0 +1,115 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
+
+const KEY = 'ab'.repeat(32);
+const valid = () => ({
+  cluster: { name: 'plant-a', key: KEY },
+  boards: [{ id: 'ews1', address: '10.0.0.11' }, { id: 'ews2', address: '10.0.0.12' }],
+  auth: { disabled: true },
+});
+const problems = (raw: unknown): string[] => {
+  try {
+    parseConfig(raw);
+    return [];
+  } catch (e) {
+    assert.ok(e instanceof ConfigError);
+    return [...e.problems];
+  }
+};
+
+test('a minimal config gets the documented defaults and is frozen', () => {
+  const c = parseConfig(valid());
+  assert.equal(c.cluster.heartbeatMs, 100);
+  assert.equal(c.cluster.tmaxMs, 500);
+  assert.equal(c.cluster.broadcast, 'peers');
+  assert.equal(c.boards[1]!.httpPort, 80);
+  assert.equal(c.boards[1]!.index, 1);
+  assert.deepEqual(c.classes.map((k) => [k.name, k.priority]), [['control', 0], ['browse', 1]]);
+  assert.equal(c.qos.scheduler, 'priority');
+  assert.equal(c.limits.maxQueue, 1000);
+  assert.ok(Object.isFrozen(c.cluster) && Object.isFrozen(c.boards[0]));
+});
+
+test('every problem is reported as path: problem, all at once', () => {
+  const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
+  raw.cluster.key = 'abcd';
+  raw.cluster.heartbeatMs = 300;
+  raw.boards.push({ id: 'ews1', address: 'nope', colour: 'red' });
+  raw.limits = { maxQueue: 0 };
+  raw.bogus = 1;
+  const p = problems(raw);
+  for (const want of [
+    'cluster.key: too short',
+    'cluster.tmaxMs: must be more than 2 × heartbeatMs',
+    'boards[2].address: must be an IPv4 address',
+    'boards[2].colour: unknown key',
+    'boards[2].id: duplicate of boards[0]',
+    'limits.maxQueue: must be between 1 and',
+    '.bogus: unknown key',
+  ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+});
+
+test('missing key, bad broadcast, bad vip, bad class rules, bad scheduler', () => {
+  const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
+  delete raw.cluster.key;
+  raw.cluster.broadcast = 'everyone';
+  raw.cluster.vip = { address: '10.0.0.100', interface: 'eth0' };
+  raw.classes = [{ name: 'c', match: [{ regex: '(' }] }, { name: 'c', match: [{}] }];
+  raw.qos = { scheduler: 'lottery' };
+  const p = problems(raw).join('\n');
+  for (const want of ['cluster.key: is required', 'cluster.broadcast:', 'cluster.vip.address:', 'classes[0].match[0].regex:', 'classes[1].name: duplicate', 'classes[1].match[0]: needs', 'qos.scheduler:']) assert.ok(p.includes(want), `missing ${want} in\n${p}`);
+});
+
+test('start refuses a config without an auth section; auth.disabled must be explicit', () => {
+  const raw = valid() as Record<string, unknown>;
+  delete raw.auth;
+  assert.match(startProblems(parseConfig(raw))[0]!, /^auth: is required/);
+  assert.deepEqual(startProblems(parseConfig(valid())), []);
+  assert.ok(problems({ ...valid(), auth: {} }).some((p) => p.startsWith('auth.users')));
+});
+
+test('broadcast mode needs every board on the cluster UDP port', () => {
+  const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
+  raw.cluster.broadcast = '10.0.0.255';
+  raw.boards[1].udpPort = 6000;
+  assert.ok(problems(raw).some((p) => p.startsWith('boards[1].udpPort:')));
+});
+
+const CLI = resolve(import.meta.dirname, '../../node/cli.ts');
+const ews = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+const file = (raw: unknown) => {
+  const f = join(mkdtempSync(join(tmpdir(), 'ews-cfg-')), 'c.json');
+  writeFileSync(f, typeof raw === 'string' ? raw : JSON.stringify(raw));
+  return f;
+};
+
+test('ews check-config: exit 0 for a good config, exit 2 naming each bad key', () => {
+  const ok = ews('check-config', '--config', file(valid()));
+  assert.equal(ok.status, 0, ok.stderr);
+  const bad = ews('check-config', '--config', file({ ...valid(), cluster: { key: 'ff' } }));
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^cluster\.key: too short/m);
+  const notJson = ews('check-config', '--config', file('{ nope'));
+  assert.equal(notJson.status, 2);
+  assert.match(notJson.stderr, /not valid JSON/);
+  assert.equal(ews('check-config', '--config', '/nonexistent.json').status, 2);
+  assert.equal(ews('frobnicate').status, 2);
+});
+
+test('ews start refuses a short key and a config without auth (exit 2)', () => {
+  const shortKey = ews('start', '--config', file({ ...valid(), cluster: { key: 'ab'.repeat(8) } }), '--board', 'ews1');
+  assert.equal(shortKey.status, 2);
+  assert.match(shortKey.stderr, /cluster\.key: too short/);
+  const raw = valid() as Record<string, unknown>;
+  delete raw.auth;
+  const noAuth = ews('start', '--config', file(raw), '--board', 'ews1');
+  assert.equal(noAuth.status, 2);
+  assert.match(noAuth.stderr, /^auth: is required/m);
+  const unknownBoard = ews('start', '--config', file(valid()), '--board', 'ews9');
+  assert.equal(unknownBoard.status, 2);
+});

@@ -1,0 +1,132 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClusterCore, nextTerm, ringDistance, support, type Ready } from '../../shared/election.ts';
+import type { Message } from '../../shared/protocol.ts';
+
+const cfg = (self: number, boards = 3) => ({ self, boards, heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 });
+const states = (r: Ready) => r.send.filter((o) => o.msg.type === 'STATE');
+const report = (sender: number, load: number, id = 0): Message => ({ type: 'REPORT', sender, term: 3, body: { id, load } });
+
+test('terms: each board claims only its own residue, so no two boards ever claim the same term', () => {
+  assert.equal(nextTerm(0, 0, 3), 3);
+  assert.equal(nextTerm(3, 1, 3), 4);
+  assert.equal(nextTerm(3, 2, 3), 5);
+  assert.equal(nextTerm(4, 1, 3), 7);
+  assert.equal(nextTerm(9, 0, 1), 10);
+  const seen = new Map<number, number>();
+  for (let cur = 0; cur < 50; cur++) for (let b = 0; b < 5; b++) {
+    const t = nextTerm(cur, b, 5);
+    assert.ok(t > cur);
+    assert.equal(seen.get(t) ?? b, b);
+    seen.set(t, b);
+  }
+  assert.equal(ringDistance(2, 0, 3), 1);
+  assert.equal(ringDistance(0, 2, 3), 2);
+});
+
+test('board 0 starts as master and broadcasts at once; others JOIN', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  const r = m.start(0);
+  assert.equal(m.role, 'master');
+  assert.equal(states(r).length, 1);
+  const n = new ClusterCore(cfg(1), 0);
+  assert.deepEqual(n.start(0).send.map((o) => o.msg.type), ['JOIN']);
+  assert.equal(n.role, 'joining');
+});
+
+test('master: heartbeat every heartbeatMs; changes broadcast at once but coalesced by stateMinGapMs', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  assert.equal(states(m.receive({ type: 'JOIN', sender: 1, term: 0, body: {} }, 0)).length, 0, 'within the gap of the boot STATE');
+  assert.equal(m.nextWakeMs(), 10);
+  assert.equal(states(m.tick(10)).length, 1, 'the coalesced change');
+  assert.equal(states(m.tick(50)).length, 0, 'nothing due');
+  assert.equal(states(m.tick(110)).length, 1, 'heartbeat');
+  assert.equal(states(m.dispatched(1, 120)).length, 1, 'change after the gap: at once');
+  assert.equal(states(m.dispatched(1, 125)).length, 0, 'within the gap: coalesced');
+  assert.equal(m.nextWakeMs(), 130);
+  const r = m.tick(130);
+  assert.equal(states(r).length, 1);
+  assert.deepEqual((r.send[0]!.msg.body as { linknum: number[] }).linknum, [0, 2, 0]);
+});
+
+test('linknum: own dispatches exact, drift corrected from REPORTs, JOIN resets to 0', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 1);
+  m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 1);
+  m.dispatched(1, 10);
+  m.dispatched(1, 10);
+  assert.equal(m.table.linknum(1), 2);
+  m.receive(report(2, 4), 20); // board 2 busy with work from an earlier master
+  assert.equal(m.table.linknum(2), 4);
+  m.completed(1, 30);
+  assert.equal(m.table.linknum(1), 1);
+  m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 40);
+  assert.deepEqual([m.table.runstate(2), m.table.linknum(2)], [1, 0]);
+  m.completed(1, 50);
+  assert.equal(m.table.linknum(1), 0);
+  assert.throws(() => m.completed(1, 60), /invariant/);
+});
+
+test('a board silent for Tthreshold becomes -1; only a JOIN brings it back', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
+  m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 0);
+  for (let t = 100; t <= 600; t += 100) {
+    m.receive(report(1, 0), t);
+    m.tick(t);
+  }
+  assert.equal(m.table.runstate(1), 1);
+  assert.equal(m.table.runstate(2), -1);
+  m.receive(report(2, 0), 650);
+  assert.equal(m.table.runstate(2), -1, 'a REPORT does not revive a dead board');
+  m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 700);
+  assert.equal(m.table.runstate(2), 1);
+});
+
+test('takeover is staggered by ring distance: the adjacent board first', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  const s = m.start(0).send[0]!.msg;
+  const b1 = new ClusterCore(cfg(1), 0), b2 = new ClusterCore(cfg(2), 0);
+  b1.receive(s, 0);
+  b2.receive(s, 0);
+  assert.deepEqual(b1.tick(0).send.map((o) => [o.msg.type, o.to]), [['REPORT', 0]], 'keep-alive to the master');
+  b1.tick(500);
+  b2.tick(500);
+  assert.equal(b1.role, 'node', 'not before Tmax has passed');
+  b1.tick(501);
+  assert.equal(b1.role, 'master');
+  assert.equal(b1.term, 4);
+  b2.tick(701);
+  assert.equal(b2.role, 'master', 'b2 would take over only after one more stagger');
+  assert.equal(b2.term, 5);
+});
+
+test('a node answers a STATE that does not count it as running with a JOIN, and reports to a new master at once', () => {
+  const n = new ClusterCore(cfg(1), 0);
+  const r = n.receive({ type: 'STATE', sender: 0, term: 3, body: { master: 0, linknum: [0, 0, 0], runstate: [1, 0, 1] } }, 1000);
+  assert.deepEqual(r.send.map((o) => o.msg.type), ['JOIN']);
+  const r2 = n.receive({ type: 'STATE', sender: 2, term: 5, body: { master: 2, linknum: [0, 0, 0], runstate: [-1, 1, 1] } }, 1050);
+  assert.deepEqual(r2.send.map((o) => [o.msg.type, o.to]), [['REPORT', 2]]);
+  assert.equal(n.master, 2);
+});
+
+test('a master with more support outbids a returning isolated master; with less or equal, it steps down', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
+  const loner = { type: 'STATE' as const, sender: 2, term: 5, body: { master: 2, linknum: [0, 0, 0], runstate: [-1, -1, 1] as (1 | 0 | -1)[] } };
+  assert.equal(support(loner.body), 1);
+  const r = m.receive(loner, 10);
+  assert.equal(m.role, 'master');
+  assert.equal(m.term, 6);
+  assert.ok(r.events.some((e) => e.kind === 'stale-master'));
+  assert.equal(states(r).length, 1, 'answered at once');
+  const strong = { type: 'STATE' as const, sender: 2, term: 8, body: { master: 2, linknum: [0, 0, 0], runstate: [1, 1, 1] as (1 | 0 | -1)[] } };
+  const r2 = m.receive(strong, 20);
+  assert.equal(m.role, 'node');
+  assert.equal(m.master, 2);
+  assert.ok(r2.events.some((e) => e.kind === 'role' && e.previous === 'master'));
+});

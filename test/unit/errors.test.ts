@@ -1,0 +1,20 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ERRORS, EwsError, errorResponse } from '../../shared/errors.ts';
+
+test('every error code is documented in the README', () => {
+  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+  for (const code of Object.keys(ERRORS)) assert.ok(readme.includes(`\`${code}\``), `README lacks ${code}`);
+});
+
+test('errors become the SPEC shape; 503s carry Retry-After; unknown errors are 500 without internals', () => {
+  const r = errorResponse(new EwsError('QUEUE_FULL'));
+  assert.equal(r.status, 503);
+  assert.equal(r.headers['retry-after'], '1');
+  assert.deepEqual(JSON.parse(r.body), { error: { code: 'QUEUE_FULL', message: ERRORS.QUEUE_FULL.message } });
+  const internal = errorResponse(new Error('secret path /etc/x'));
+  assert.equal(internal.status, 500);
+  assert.ok(!internal.body.includes('secret'));
+});
