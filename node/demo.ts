@@ -6,6 +6,7 @@ import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
 
 export function demoConfig(n: number, httpBase: number, udpBase: number): object {
   return {
@@ -31,7 +32,7 @@ export async function runDemo(n: number): Promise<number> {
   const children: Child[] = [];
   for (let i = 0; i < n; i++) {
     const id = `ews${i + 1}`;
-    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id], { stdio: ['ignore', log, log, 'ipc'] });
+    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id], { stdio: ['ignore', log, log, 'ipc'], execArgv: [...process.execArgv, ...BOARD_NODE_FLAGS] });
     children.push({ id, url: `http://127.0.0.1:${httpBase + i}`, proc, cut: false });
     proc.on('exit', (code) => say(`board ${id} exited (${code})`));
   }

@@ -1,0 +1,28 @@
+// npm run bench: every benchmark, results into bench/results/.
+import { runDispatchBench, writeResults } from './dispatch.ts';
+
+const d = (await runDispatchBench()) as {
+  what: string;
+  results: Record<string, { rps: number; p50Ms: number; p99Ms: number; errors: number }>;
+  ratios: Record<string, number>;
+  memory: { boardIdleRssMb: number[]; boardPeakRssUnderLoadMb: number };
+  saturation: Record<string, unknown>;
+};
+const rows = Object.entries(d.results).map(([k, r]) => `| ${k} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`).join('\n');
+const md = `# Dispatch overhead (${new Date().toISOString()})
+
+${d.what}. raw = a plain Node HTTP server giving the same answer; single = one board alone (intake,
+classification, queue, local execution); cluster = 3 boards, the master forwards ~2/3 of requests.
+
+| target | req/s | p50 ms | p99 ms | errors |
+|---|---|---|---|---|
+${rows}
+
+Ratios: ${Object.entries(d.ratios).map(([k, v]) => `${k} ${v}`).join(', ')}.
+
+Memory: board RSS idle ${d.memory.boardIdleRssMb.join(' / ')} MB; peak under load ${d.memory.boardPeakRssUnderLoadMb} MB.
+
+Saturation: ${JSON.stringify(d.saturation)}
+`;
+writeResults('dispatch', d, md);
+process.stdout.write(md);
