@@ -116,6 +116,7 @@ export class Board {
         resolve();
       });
     });
+    await b.vip?.releaseStale();
     await b.link.start();
     b.log.info({ http: `${host}:${b.self.httpPort}`, udp: b.self.udpPort, boards: b.cfg.boards.length }, 'board up');
     return b;

@@ -23,8 +23,9 @@ export class VipManager {
   held = false;
   private retry: NodeJS.Timeout | undefined;
   private readonly errors: Counter;
+  private duplicates = 0;
 
-  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000) {
+  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000, private readonly duplicateChecksMax = 3) {
     this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
     metrics.gauge('ews_vip_held', 'Whether this board holds the cluster address', () => [[{ address: vip.address }, this.held ? 1 : 0]]);
   }
@@ -38,6 +39,14 @@ export class VipManager {
   announce(): Promise<void> {
     return this.enqueue(async () => {
       if (this.held) await this.arp();
+    });
+  }
+  /** At boot: a previous run of this board may have died holding the address. */
+  releaseStale(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.want) return;
+      const r = await this.run('ip', ['addr', 'del', `${this.vip.address}/${this.vip.prefix}`, 'dev', this.vip.interface]);
+      if (r.code === 0) this.log.warn({ address: this.vip.address }, 'removed a cluster address left by an earlier run');
     });
   }
   release(): Promise<void> {
@@ -56,15 +65,20 @@ export class VipManager {
     const { address, prefix, interface: dev } = this.vip;
     if (!this.held) {
       // Duplicate address detection: another holder answers ARP for it (a master that has not stepped down yet).
-      const dad = await this.run('arping', ['-D', '-q', '-c', '2', '-w', '2', '-I', dev, address]);
+      // arping waits whole seconds: -w 1 is the shortest check it can make.
+      const dad = await this.run('arping', ['-D', '-q', '-c', '1', '-w', '1', '-I', dev, address]);
       if (!this.want) return;
-      if (dad.code === 1) {
-        this.log.warn({ address }, 'cluster address still answered by another board; retrying');
+      if (dad.code === 1 && ++this.duplicates < this.duplicateChecksMax) {
+        this.log.warn({ address, check: this.duplicates }, 'cluster address still answered by another board; retrying');
         this.errors.inc({ step: 'duplicate' });
         this.retry = setTimeout(() => void this.claim(), this.retryMs);
         return;
       }
-      if (dad.code !== 0) this.errors.inc({ step: 'dad' });
+      // Still answered after several checks: a board whose ews died keeps the address in its kernel
+      // and serves nothing. Take it and announce; a live holder steps down when it hears our STATE.
+      if (dad.code === 1) this.log.error({ address }, 'cluster address held elsewhere; taking it over');
+      else if (dad.code !== 0) this.errors.inc({ step: 'dad' });
+      this.duplicates = 0;
       const add = await this.run('ip', ['addr', 'add', `${address}/${prefix}`, 'dev', dev]);
       if (add.code !== 0 && !/exists/i.test(add.stderr)) {
         this.errors.inc({ step: 'add' });

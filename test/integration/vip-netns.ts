@@ -1,0 +1,49 @@
+// Runs inside `unshare -rn` (a private network namespace: nothing here can reach another host).
+// Exercises VipManager with the real `ip` and `arping` on a veth pair.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { VipManager } from '../../node/vip.ts';
+import { Registry } from '../../shared/metrics.ts';
+import { silentLogger } from '../../shared/log.ts';
+
+const ip = (...a: string[]) => execFileSync('ip', a, { encoding: 'utf8' });
+const has = (dev: string) => ip('-4', 'addr', 'show', 'dev', dev).includes('10.231.0.100/24');
+ip('link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1');
+ip('link', 'set', 'v0', 'up');
+ip('link', 'set', 'v1', 'up');
+ip('addr', 'add', '10.231.0.1/24', 'dev', 'v0');
+
+const vip = { address: '10.231.0.100', prefix: 24, interface: 'v0' };
+const m = new VipManager(vip, silentLogger, new Registry(), undefined, 50);
+await m.claim();
+assert.ok(has('v0') && m.held, 'claimed');
+await m.claim();
+assert.ok(m.held, 'claiming again is harmless');
+await m.announce();
+await m.release();
+assert.ok(!has('v0') && !m.held, 'released');
+
+// Another holder answers ARP for the address: the claimer waits, then takes over after its checks.
+ip('addr', 'add', '10.231.0.100/24', 'dev', 'v1');
+const metrics = new Registry();
+const m2 = new VipManager(vip, silentLogger, metrics, undefined, 50, 2);
+const t0 = Date.now();
+await m2.claim();
+assert.ok(!m2.held, 'not while a duplicate answers');
+await new Promise<void>((resolve) => {
+  const t = setInterval(() => {
+    if (m2.held) {
+      clearInterval(t);
+      resolve();
+    }
+  }, 20);
+});
+assert.match(metrics.render(), /ews_vip_errors_total\{step="duplicate"\} 1/);
+assert.ok(has('v0'));
+await m2.release();
+
+// A board that died holding it: releaseStale at boot removes it.
+ip('addr', 'add', '10.231.0.100/24', 'dev', 'v0');
+await new VipManager(vip, silentLogger, new Registry()).releaseStale();
+assert.ok(!has('v0'), 'stale address removed at boot');
+process.stdout.write(`vip-netns ok (${Date.now() - t0} ms for the duplicate path)\n`);
