@@ -85,7 +85,8 @@ export class Board {
     this.metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
 
     const l = cfg.limits;
-    this.server = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs }, (req, res) => {
+    // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
+    this.server = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
       this.onRequest(req, res).catch((err: unknown) => {
         if (!(err instanceof EwsError)) this.log.error({ err }, 'request failed');
         sendError(res, err);

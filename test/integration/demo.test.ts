@@ -1,0 +1,42 @@
+// The README's first command: `ews demo` comes up, pulls and replugs a board on stdin, quits.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePorts, ROOT } from './harness.ts';
+
+test('ews demo: 3 boards, pull the master, a new master is announced, replug, quit', async () => {
+  const [http, udp] = await freePorts(2);
+  // Three consecutive free ports are likely but not certain; the demo says so plainly if not.
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'demo'], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http! + 0), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  const waitFor = (re: RegExp, ms = 20_000) =>
+    new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${re} in demo output:\n${out}`)), ms);
+      const check = () => {
+        if (re.test(out)) {
+          clearTimeout(t);
+          p.stdout!.off('data', check);
+          resolve();
+        }
+      };
+      p.stdout!.on('data', check);
+      check();
+    });
+  p.stdout!.on('data', (d) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+  try {
+    await waitFor(/3 boards up/);
+    assert.match(out, new RegExp(`ews1  http://127\\.0\\.0\\.1:${http}/`));
+    const r = await fetch(`http://127.0.0.1:${http! + 1}/cgi-bin/echo?ms=1`);
+    assert.equal(r.status, 200);
+    p.stdin!.write('pull ews1\n');
+    await waitFor(/master is now ews2/);
+    p.stdin!.write('plug ews1\n');
+    await waitFor(/ews1: cable plugged back in/);
+    p.stdin!.write('quit\n');
+    assert.equal(await exited, 0);
+  } finally {
+    p.kill();
+  }
+});
