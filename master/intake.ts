@@ -5,7 +5,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
 import { DISPATCH_HEADER, signDispatch } from '../shared/forward-auth.ts';
-import { endToEndHeaders, sendError } from '../shared/http-io.ts';
+import { endToEndHeaders, relayResponse, sendError } from '../shared/http-io.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 import type { Logger } from '../shared/log.ts';
@@ -181,10 +181,7 @@ export class Intake {
     if (this.d.isCut()) process.nextTick(() => up.destroy(Object.assign(new Error('network cut'), { code: 'ENETUNREACH' })));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `board ${target.id} did not answer in ${cfg.limits.requestTimeoutMs} ms`)));
     up.on('response', (ur) => {
-      const h: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
-      if (!p.res.headersSent && !p.res.destroyed) p.res.writeHead(ur.statusCode ?? 502, h);
-      ur.pipe(p.res);
+      relayResponse(ur, p.res);
       ur.on('end', () => {
         p.done = true;
         this.outcomes.inc({ class: clsName, outcome: 'served' });

@@ -8,7 +8,7 @@ import type { BoardConfig, Config } from '../shared/config.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { EwsError } from '../shared/errors.ts';
 import { DISPATCH_HEADER, DispatchReplayGuard, verifyDispatch } from '../shared/forward-auth.ts';
-import { endToEndHeaders, readBody, sendError, sendJson } from '../shared/http-io.ts';
+import { endToEndHeaders, readBody, relayResponse, sendError, sendJson } from '../shared/http-io.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { Registry, type Counter } from '../shared/metrics.ts';
 import type { CoreEvent } from '../shared/election.ts';
@@ -242,12 +242,7 @@ export class Board {
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
     });
-    up.on('response', (ur) => {
-      const h: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
-      if (!res.headersSent) res.writeHead(ur.statusCode ?? 502, h);
-      ur.pipe(res);
-    });
+    up.on('response', (ur) => relayResponse(ur, res));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
     up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
     up.end(body);

@@ -57,3 +57,11 @@ export function endToEndHeaders(h: IncomingMessage['headers']): Record<string, s
   }
   return out;
 }
+
+/** Relays an upstream answer to our client: status, end-to-end headers, body. */
+export function relayResponse(upstream: IncomingMessage, res: ServerResponse): void {
+  const h: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
+  if (!res.headersSent && !res.destroyed) res.writeHead(upstream.statusCode ?? 502, h);
+  upstream.pipe(res);
+}
