@@ -5,10 +5,35 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePorts, ROOT } from './harness.ts';
 
+/** A base port with n free ports in a row (the demo numbers its boards' ports consecutively). */
+async function consecutiveFree(n: number, avoidBelow = 0): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const [base] = await freePorts(1);
+    if (base! <= avoidBelow || base! + n > 65535) continue;
+    let all = true;
+    for (let k = 1; k < n && all; k++) all = await portFree(base! + k);
+    if (all) return base!;
+  }
+  throw new Error('no run of free ports');
+}
+
+async function portFree(port: number): Promise<boolean> {
+  const net = await import('node:net');
+  const dgram = await import('node:dgram');
+  const tcp = await new Promise<boolean>((r) => {
+    const s = net.createServer().once('error', () => r(false)).listen(port, '127.0.0.1', () => s.close(() => r(true)));
+  });
+  const udp = await new Promise<boolean>((r) => {
+    const u = dgram.createSocket('udp4').once('error', () => r(false));
+    u.bind(port, '127.0.0.1', () => u.close(() => r(true)));
+  });
+  return tcp && udp;
+}
+
 test('ews demo: 3 boards, pull the master, a new master is announced, replug, quit', async () => {
-  const [http, udp] = await freePorts(2);
-  // Three consecutive free ports are likely but not certain; the demo says so plainly if not.
-  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'demo'], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http! + 0), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const http = await consecutiveFree(3);
+  const udp = await consecutiveFree(3, http + 3);
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'demo'], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   const waitFor = (re: RegExp, ms = 20_000) =>
     new Promise<void>((resolve, reject) => {
@@ -26,9 +51,9 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
   p.stdout!.on('data', (d) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
   try {
-    await waitFor(/3 boards up/);
+    await waitFor(/commands: pull ID/);
     assert.match(out, new RegExp(`ews1  http://127\\.0\\.0\\.1:${http}/`));
-    const r = await fetch(`http://127.0.0.1:${http! + 1}/cgi-bin/echo?ms=1`);
+    const r = await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/echo?ms=1`);
     assert.equal(r.status, 200);
     p.stdin!.write('pull ews1\n');
     await waitFor(/master is now ews2/);
