@@ -2,6 +2,7 @@
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
 import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
+import { readDevices, readSchedules, type DeviceConfig, type ScheduleConfig } from './device-config.ts';
 
 export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string }
 export interface ClusterConfig {
@@ -40,6 +41,10 @@ export interface LimitsConfig {
   readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
   readonly maxDispatchAttempts: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
   readonly sseClientsMax: number;
+  /** Requests waiting per serial port. */
+  readonly serialQueueMax: number;
+  /** Longest wait between attempts to reopen a lost serial port. */
+  readonly serialBackoffMaxMs: number;
 }
 export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
 export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[] }
@@ -51,9 +56,8 @@ export interface Config {
   readonly limits: LimitsConfig;
   /** undefined = no auth section at all (check-config accepts it, `ews start` refuses it). */
   readonly auth: AuthConfig | undefined;
-  /** Validated by the devices module (issue 3); kept opaque until then. */
-  readonly devices: readonly unknown[];
-  readonly schedules: readonly unknown[];
+  readonly devices: readonly DeviceConfig[];
+  readonly schedules: readonly ScheduleConfig[];
   readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
   /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
   readonly stateDir: string | undefined;
@@ -63,7 +67,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
   maxInFlightPerBoard: 16, maxConnections: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
   keepAliveTimeoutMs: 5_000, maxDispatchAttempts: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
-  sseClientsMax: 32,
+  sseClientsMax: 32, serialQueueMax: 32, serialBackoffMaxMs: 5000,
 };
 
 export class ConfigError extends Error {
@@ -238,7 +242,8 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
     requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000), headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
     keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), maxDispatchAttempts: lim('maxDispatchAttempts', 1, 10),
     udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
-    sseClientsMax: lim('sseClientsMax', 0, 10_000),
+    sseClientsMax: lim('sseClientsMax', 0, 10_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
+    serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000),
   };
 }
 
@@ -273,8 +278,8 @@ export function parseConfig(raw: unknown): Config {
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (scheduler !== 'priority' && scheduler !== 'fifo') r.bad('qos.scheduler', 'must be "priority" or "fifo" (dwfs, weakly-hard, fpd arrive with the QoS pipeline)');
   const auth = readAuth(r, raw);
-  const devices = r.arr(raw, 'devices', '', false) ?? [];
-  const schedules = r.arr(raw, 'schedules', '', false) ?? [];
+  const devices = readDevices(r.arr(raw, 'devices', '', false) ?? [], boards.map((b) => b.id), r);
+  const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
   let mqtt: Config['mqtt'];
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
   if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };

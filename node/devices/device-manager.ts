@@ -1,0 +1,95 @@
+// The devices attached to this board: a serial line and a worker per port, a driver per device,
+// the last readings. Reads and actions go through the port's queue.
+import { EventEmitter } from 'node:events';
+import type { DeviceConfig } from '../../shared/device-config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import { readLine, sendLine } from './line-driver.ts';
+import { readModbus, writeModbus, type PointValue } from './modbus-driver.ts';
+import { PortWorker, type Priority } from './port-worker.ts';
+import { SerialLine, type PortFactory } from './serial-line.ts';
+
+export interface DeviceSnapshot { id: string; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null }
+export interface ReadResult { result: Record<string, PointValue>; ms: number }
+export interface ActionResult { result: Record<string, PointValue> | { reply: string }; ms: number }
+
+export interface DeviceManagerEvents { snapshot: [DeviceSnapshot] }
+
+export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
+  private readonly workers = new Map<string, PortWorker>();
+  private readonly byDevice = new Map<string, { dev: DeviceConfig; worker: PortWorker; snap: DeviceSnapshot }>();
+
+  constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, private readonly log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
+    super();
+    for (const dev of devices) {
+      const at = dev.attach.find((a) => a.board === board);
+      if (!at) continue;
+      let worker = this.workers.get(at.port);
+      if (!worker) {
+        const line = new SerialLine(at.port, dev.serial, factory, log, 50, opts.backoffMaxMs);
+        worker = new PortWorker(line, opts.queueMax);
+        this.workers.set(at.port, worker);
+      }
+      const entry = { dev, worker, snap: { id: dev.id, online: false, points: {}, updatedAt: null, error: null } as DeviceSnapshot };
+      this.byDevice.set(dev.id, entry);
+      worker.line.on('online', () => this.update(entry, { online: true, error: null }));
+      worker.line.on('offline', (reason) => this.update(entry, { online: false, error: `serial port ${reason}` }));
+    }
+  }
+
+  start(): void {
+    for (const w of this.workers.values()) w.line.start();
+  }
+  stop(): void {
+    for (const w of this.workers.values()) w.line.stop();
+  }
+
+  has(id: string): boolean {
+    return this.byDevice.has(id);
+  }
+  snapshots(): DeviceSnapshot[] {
+    return [...this.byDevice.values()].map((e) => e.snap);
+  }
+  worker(port: string): PortWorker | undefined {
+    return this.workers.get(port);
+  }
+
+  async read(id: string, priority: Priority): Promise<ReadResult> {
+    const e = this.entry(id);
+    const t0 = performance.now();
+    try {
+      const points = await e.worker.run(priority, (io) => (e.dev.driver === 'modbus-rtu' ? readModbus(io, e.dev) : readLine(io, e.dev)));
+      this.update(e, { points, updatedAt: Date.now(), error: null, online: true });
+      return { result: points, ms: Math.round(performance.now() - t0) };
+    } catch (err) {
+      this.update(e, { error: (err as Error).message });
+      throw err;
+    }
+  }
+
+  async act(id: string, action: string, value: PointValue | undefined, priority: Priority): Promise<ActionResult> {
+    const e = this.entry(id);
+    const dev = e.dev;
+    const t0 = performance.now();
+    if (dev.driver === 'modbus-rtu') {
+      const a = dev.actions.find((x) => x.name === action)!;
+      const written = await e.worker.run(priority, (io) => writeModbus(io, dev, a.write, value ?? a.fixed ?? 0));
+      this.update(e, { points: { ...e.snap.points, [a.write]: written }, updatedAt: Date.now(), error: null, online: true });
+      return { result: { [a.write]: written }, ms: Math.round(performance.now() - t0) };
+    }
+    const a = dev.actions.find((x) => x.name === action)!;
+    const reply = await e.worker.run(priority, (io) => sendLine(io, dev, a.send, typeof value === 'number' ? value : undefined));
+    return { result: { reply }, ms: Math.round(performance.now() - t0) };
+  }
+
+  private entry(id: string) {
+    const e = this.byDevice.get(id);
+    if (!e) throw new EwsError('NOT_FOUND', `device ${id} is not attached to this board`);
+    return e;
+  }
+
+  private update(e: { snap: DeviceSnapshot }, change: Partial<DeviceSnapshot>): void {
+    e.snap = { ...e.snap, ...change };
+    this.emit('snapshot', e.snap);
+  }
+}

@@ -1,0 +1,131 @@
+// One serial port, kept open: opens it, notices when it goes away (USB unplug, pty closed) and
+// reopens it with bounded exponential backoff. Data and state changes come out as events.
+import { EventEmitter } from 'node:events';
+import { SerialPort } from 'serialport';
+import type { SerialSettings } from '../../shared/device-config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+
+/** The part of serialport's SerialPort we use (SerialPortMock has it too). */
+export interface PortLike {
+  open(cb: (err: Error | null) => void): void;
+  write(data: Buffer, cb: (err: Error | null | undefined) => void): boolean;
+  drain(cb: (err: Error | null) => void): void;
+  flush(cb: (err: Error | null) => void): void;
+  close(cb?: (err: Error | null) => void): void;
+  readonly isOpen: boolean;
+  on(event: 'data', cb: (d: Buffer) => void): this;
+  on(event: 'close', cb: (err?: Error & { disconnected?: boolean }) => void): this;
+  on(event: 'error', cb: (err: Error) => void): this;
+  removeAllListeners(): this;
+}
+export type PortFactory = (path: string, settings: SerialSettings) => PortLike;
+
+export const openRealPort: PortFactory = (path, s) =>
+  new SerialPort({ path, baudRate: s.baudRate, parity: s.parity, dataBits: s.dataBits, stopBits: s.stopBits, autoOpen: false }) as unknown as PortLike;
+
+export interface SerialLineEvents { online: []; offline: [reason: string]; data: [chunk: Buffer] }
+
+export class SerialLine extends EventEmitter<SerialLineEvents> {
+  private port: PortLike | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private backoffMs: number;
+  private stopped = false;
+  online = false;
+  opens = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly settings: SerialSettings,
+    private readonly factory: PortFactory,
+    private readonly log: Logger,
+    private readonly backoffMinMs = 50,
+    private readonly backoffMaxMs = 5000,
+  ) {
+    super();
+    this.backoffMs = backoffMinMs;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.tryOpen();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    const p = this.port;
+    this.port = undefined;
+    if (p) {
+      p.removeAllListeners();
+      p.on('error', () => {});
+      if (p.isOpen) p.close();
+    }
+    this.setOffline('stopped');
+  }
+
+  write(data: Buffer): Promise<void> {
+    const p = this.port;
+    if (!p || !this.online) return Promise.reject(new EwsError('DEVICE_OFFLINE', `serial port ${this.path} is not open`, { retryAfterS: 2 }));
+    return new Promise((resolve, reject) => {
+      p.write(data, (err) => {
+        if (err) return reject(new EwsError('DEVICE_OFFLINE', `write to ${this.path} failed: ${err.message}`, { retryAfterS: 2 }));
+        p.drain((e) => (e ? reject(new EwsError('DEVICE_OFFLINE', `write to ${this.path} failed: ${e.message}`, { retryAfterS: 2 })) : resolve()));
+      });
+    });
+  }
+
+  /** Throw away whatever the device sent that nobody asked for. */
+  discard(): Promise<void> {
+    const p = this.port;
+    if (!p || !this.online) return Promise.resolve();
+    return new Promise((resolve) => p.flush(() => resolve()));
+  }
+
+  private tryOpen(): void {
+    if (this.stopped) return;
+    this.retry = undefined;
+    let p: PortLike;
+    try {
+      p = this.factory(this.path, this.settings);
+    } catch (e) {
+      return this.scheduleReopen(`cannot create port: ${(e as Error).message}`);
+    }
+    this.port = p;
+    p.on('error', (err) => this.log.debug({ path: this.path, err: err.message }, 'serial error'));
+    p.open((err) => {
+      if (this.stopped || this.port !== p) return;
+      if (err) return this.scheduleReopen(err.message);
+      this.opens++;
+      this.backoffMs = this.backoffMinMs;
+      this.online = true;
+      this.log.info({ path: this.path }, 'serial port open');
+      this.emit('online');
+    });
+    p.on('data', (d) => this.emit('data', d));
+    p.on('close', (err) => {
+      if (this.port !== p) return;
+      this.port = undefined;
+      p.removeAllListeners();
+      p.on('error', () => {});
+      this.scheduleReopen(err?.disconnected ? 'disconnected' : 'closed');
+    });
+  }
+
+  private scheduleReopen(reason: string): void {
+    this.setOffline(reason);
+    if (this.stopped || this.retry) return;
+    const wait = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMaxMs, this.backoffMs * 2);
+    this.retry = setTimeout(() => this.tryOpen(), wait);
+    this.retry.unref();
+  }
+
+  private setOffline(reason: string): void {
+    if (!this.online) return;
+    this.online = false;
+    this.log.warn({ path: this.path, reason }, 'serial port lost');
+    this.emit('offline', reason);
+  }
+}

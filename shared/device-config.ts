@@ -1,0 +1,192 @@
+// The `devices` and `schedules` sections (SPEC §6), validated into typed objects.
+import { validate as cronValid } from 'node-cron';
+
+export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';
+export interface ModbusPoint { readonly name: string; readonly kind: RegisterKind; readonly address: number; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined; readonly signed: boolean }
+export interface LinePoint { readonly name: string; readonly query: string; readonly parse: RegExp; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined }
+/** What an action does with its input: nothing (fixed), or a number/boolean from the body's "value". */
+export interface ActionInput { readonly required: boolean; readonly type: 'number' | 'boolean'; readonly min: number | undefined; readonly max: number | undefined }
+export interface ModbusAction { readonly name: string; readonly write: string; readonly fixed: number | boolean | undefined; readonly input: ActionInput | undefined }
+export interface LineAction { readonly name: string; readonly send: string; readonly input: ActionInput | undefined }
+export interface SerialSettings { readonly baudRate: number; readonly parity: 'none' | 'even' | 'odd'; readonly dataBits: 7 | 8; readonly stopBits: 1 | 2 }
+export interface Attachment { readonly board: number; readonly boardId: string; readonly port: string }
+
+interface DeviceBase {
+  readonly id: string; readonly name: string; readonly attach: readonly Attachment[]; readonly serial: SerialSettings;
+  readonly timeoutMs: number; readonly retries: number;
+}
+export interface ModbusDevice extends DeviceBase { readonly driver: 'modbus-rtu'; readonly unitId: number; readonly points: readonly ModbusPoint[]; readonly actions: readonly ModbusAction[] }
+export interface LineDevice extends DeviceBase { readonly driver: 'line'; readonly eol: string; readonly ok: RegExp | undefined; readonly points: readonly LinePoint[]; readonly actions: readonly LineAction[] }
+export type DeviceConfig = ModbusDevice | LineDevice;
+export interface ScheduleConfig { readonly cron: string; readonly device: string; readonly action: string; readonly value: number | boolean | undefined }
+
+type Raw = Record<string, unknown>;
+const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+const KINDS: readonly RegisterKind[] = ['coil', 'discrete', 'input', 'holding'];
+const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
+
+export interface Problems { bad(path: string, problem: string): void }
+
+function num(o: Raw, k: string, p: string, out: Problems): number | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return out.bad(`${p}.${k}`, 'must be a number'), undefined;
+  return v;
+}
+function int(o: Raw, k: string, p: string, out: Problems, def: number, min: number, max: number): number {
+  const v = o[k];
+  if (v === undefined) return def;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return out.bad(`${p}.${k}`, `must be an integer from ${min} to ${max}`), def;
+  return v;
+}
+function str(o: Raw, k: string, p: string, out: Problems, def?: string): string {
+  const v = o[k];
+  if (v === undefined && def !== undefined) return def;
+  if (typeof v !== 'string' || v.length === 0) return out.bad(`${p}.${k}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '';
+  return v;
+}
+function unknownKeys(o: Raw, p: string, allowed: readonly string[], out: Problems): void {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) out.bad(`${p}.${k}`, 'unknown key');
+}
+function regex(o: Raw, k: string, p: string, out: Problems, needGroup: boolean): RegExp | undefined {
+  if (o[k] === undefined) return undefined;
+  const s = str(o, k, p, out);
+  try {
+    const re = new RegExp(s);
+    if (needGroup && !/\((?!\?)/.test(s)) out.bad(`${p}.${k}`, 'needs a capture group for the value');
+    return re;
+  } catch {
+    out.bad(`${p}.${k}`, 'is not a valid regular expression');
+    return undefined;
+  }
+}
+
+function serial(o: Raw, p: string, out: Problems): SerialSettings {
+  const s = o.serial === undefined ? {} : o.serial;
+  if (!isObj(s)) return out.bad(`${p}.serial`, 'must be an object'), { baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 };
+  unknownKeys(s, `${p}.serial`, ['baudRate', 'parity', 'dataBits', 'stopBits'], out);
+  const parity = str(s, 'parity', `${p}.serial`, out, 'none');
+  if (!['none', 'even', 'odd'].includes(parity)) out.bad(`${p}.serial.parity`, 'must be none, even or odd');
+  const dataBits = int(s, 'dataBits', `${p}.serial`, out, 8, 7, 8);
+  const stopBits = int(s, 'stopBits', `${p}.serial`, out, 1, 1, 2);
+  return { baudRate: int(s, 'baudRate', `${p}.serial`, out, 9600, 50, 4_000_000), parity: parity as SerialSettings['parity'], dataBits: dataBits as 7 | 8, stopBits: stopBits as 1 | 2 };
+}
+
+function actionInput(a: Raw, p: string, out: Problems, type: 'number' | 'boolean', point?: { min: number | undefined; max: number | undefined }): ActionInput {
+  const min = num(a, 'min', p, out) ?? point?.min;
+  const max = num(a, 'max', p, out) ?? point?.max;
+  if (min !== undefined && max !== undefined && min > max) out.bad(`${p}.min`, 'is above max');
+  return { required: true, type, min, max };
+}
+
+export function readDevices(list: readonly unknown[], boardIds: readonly string[], out: Problems): DeviceConfig[] {
+  const devices: DeviceConfig[] = [];
+  const ids = new Set<string>();
+  const portSettings = new Map<string, { serial: SerialSettings; path: string }>();
+  list.forEach((d, i) => {
+    const p = `devices[${i}]`;
+    if (!isObj(d)) return out.bad(p, 'must be an object');
+    const id = str(d, 'id', p, out);
+    if (id && !ID_RE.test(id)) out.bad(`${p}.id`, 'must be 1-32 of A-Z a-z 0-9 _ -');
+    if (ids.has(id)) out.bad(`${p}.id`, `duplicate device "${id}"`);
+    ids.add(id);
+    const driver = str(d, 'driver', p, out);
+    if (driver !== 'modbus-rtu' && driver !== 'line') return out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
+    const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'points', 'actions'];
+    unknownKeys(d, p, driver === 'modbus-rtu' ? [...common, 'unitId'] : [...common, 'eol', 'ok'], out);
+    const ser = serial(d, p, out);
+    const attach: Attachment[] = [];
+    const al = d.attach;
+    if (!Array.isArray(al) || al.length === 0) out.bad(`${p}.attach`, 'needs at least one { "board", "port" }');
+    else al.forEach((a, j) => {
+      const ap = `${p}.attach[${j}]`;
+      if (!isObj(a)) return out.bad(ap, 'must be an object');
+      unknownKeys(a, ap, ['board', 'port'], out);
+      const boardId = str(a, 'board', ap, out);
+      const board = boardIds.indexOf(boardId);
+      if (boardId && board < 0) out.bad(`${ap}.board`, `"${boardId}" is not one of the boards`);
+      const port = str(a, 'port', ap, out);
+      if (port && !port.startsWith('/')) out.bad(`${ap}.port`, 'must be an absolute path (e.g. /dev/ttyUSB0)');
+      if (attach.some((x) => x.board === board)) out.bad(`${ap}.board`, 'attached twice to the same board');
+      // Several devices may share one port (an RS-485 bus) only with the same line settings.
+      const key = `${boardId} ${port}`;
+      const prev = portSettings.get(key);
+      if (prev && JSON.stringify(prev.serial) !== JSON.stringify(ser)) out.bad(`${p}.serial`, `differs from another device on ${boardId}:${port}`);
+      portSettings.set(key, { serial: ser, path: ap });
+      attach.push({ board, boardId, port });
+    });
+    const base = { id, name: typeof d.name === 'string' ? d.name : id, attach, serial: ser, timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000), retries: int(d, 'retries', p, out, 1, 0, 5) };
+    const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});
+    const rawActions = d.actions === undefined ? {} : isObj(d.actions) ? d.actions : (out.bad(`${p}.actions`, 'must be an object of named actions'), {});
+    if (Object.keys(rawActions).includes('read')) out.bad(`${p}.actions.read`, '"read" is built in (reads every point)');
+    if (driver === 'modbus-rtu') {
+      const points: ModbusPoint[] = [];
+      for (const [name, pt] of Object.entries(rawPoints)) {
+        const pp = `${p}.points.${name}`;
+        if (!isObj(pt)) { out.bad(pp, 'must be an object'); continue; }
+        unknownKeys(pt, pp, [...KINDS, 'scale', 'unit', 'min', 'max', 'signed'], out);
+        const kinds = KINDS.filter((k) => pt[k] !== undefined);
+        if (kinds.length !== 1) { out.bad(pp, 'needs exactly one of coil, discrete, input, holding (its address)'); continue; }
+        const kind = kinds[0]!;
+        points.push({ name, kind, address: int(pt, kind, pp, out, 0, 0, 65535), scale: num(pt, 'scale', pp, out) ?? 1, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out), signed: pt.signed === true });
+      }
+      const actions: ModbusAction[] = [];
+      for (const [name, ac] of Object.entries(rawActions)) {
+        const ap = `${p}.actions.${name}`;
+        if (!isObj(ac)) { out.bad(ap, 'must be an object'); continue; }
+        unknownKeys(ac, ap, ['write', 'value', 'from', 'min', 'max'], out);
+        const target = points.find((x) => x.name === ac.write);
+        if (!target) { out.bad(`${ap}.write`, 'must name a point of this device'); continue; }
+        if (target.kind !== 'coil' && target.kind !== 'holding') { out.bad(`${ap}.write`, `point "${target.name}" is read-only (${target.kind})`); continue; }
+        const type = target.kind === 'coil' ? 'boolean' : 'number';
+        if (ac.from !== undefined && ac.from !== 'value') out.bad(`${ap}.from`, 'must be "value"');
+        if ((ac.value === undefined) === (ac.from === undefined)) { out.bad(ap, 'needs either a fixed "value" or "from": "value"'); continue; }
+        if (ac.value !== undefined && typeof ac.value !== type) out.bad(`${ap}.value`, `must be a ${type} for a ${target.kind}`);
+        actions.push({ name, write: target.name, fixed: ac.value as number | boolean | undefined, input: ac.from === 'value' ? actionInput(ac, ap, out, type, target) : undefined });
+      }
+      devices.push({ ...base, driver, unitId: int(d, 'unitId', p, out, 1, 1, 247), points, actions });
+    } else {
+      const eol = typeof d.eol === 'string' && d.eol.length > 0 && d.eol.length <= 4 ? d.eol : d.eol === undefined ? '\n' : (out.bad(`${p}.eol`, 'must be 1 to 4 characters'), '\n');
+      const ok = regex(d, 'ok', p, out, false);
+      const points: LinePoint[] = [];
+      for (const [name, pt] of Object.entries(rawPoints)) {
+        const pp = `${p}.points.${name}`;
+        if (!isObj(pt)) { out.bad(pp, 'must be an object'); continue; }
+        unknownKeys(pt, pp, ['query', 'parse', 'scale', 'unit', 'min', 'max'], out);
+        const parse = regex(pt, 'parse', pp, out, true);
+        if (!parse) { out.bad(`${pp}.parse`, 'is required'); continue; }
+        points.push({ name, query: str(pt, 'query', pp, out), parse, scale: num(pt, 'scale', pp, out) ?? 1, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out) });
+      }
+      const actions: LineAction[] = [];
+      for (const [name, ac] of Object.entries(rawActions)) {
+        const ap = `${p}.actions.${name}`;
+        if (!isObj(ac)) { out.bad(ap, 'must be an object'); continue; }
+        unknownKeys(ac, ap, ['send', 'min', 'max'], out);
+        const send = str(ac, 'send', ap, out);
+        actions.push({ name, send, input: send.includes('{value}') ? actionInput(ac, ap, out, 'number') : undefined });
+      }
+      devices.push({ ...base, driver, eol, ok, points, actions });
+    }
+  });
+  return devices;
+}
+
+export function readSchedules(list: readonly unknown[], devices: readonly DeviceConfig[], out: Problems): ScheduleConfig[] {
+  const res: ScheduleConfig[] = [];
+  list.forEach((s, i) => {
+    const p = `schedules[${i}]`;
+    if (!isObj(s)) return out.bad(p, 'must be an object');
+    unknownKeys(s, p, ['cron', 'device', 'action', 'value'], out);
+    const cron = str(s, 'cron', p, out);
+    if (cron && !cronValid(cron)) out.bad(`${p}.cron`, 'is not a valid cron expression');
+    const device = str(s, 'device', p, out);
+    const dev = devices.find((d) => d.id === device);
+    if (device && !dev) out.bad(`${p}.device`, `no device "${device}"`);
+    const action = str(s, 'action', p, out, 'read');
+    if (dev && action !== 'read' && !dev.actions.some((a) => a.name === action)) out.bad(`${p}.action`, `device "${device}" has no action "${action}"`);
+    const value = s.value;
+    if (value !== undefined && typeof value !== 'number' && typeof value !== 'boolean') out.bad(`${p}.value`, 'must be a number or boolean');
+    res.push({ cron, device, action, value: value as number | boolean | undefined });
+  });
+  return res;
+}
