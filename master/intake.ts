@@ -13,6 +13,7 @@ import type { ClusterCore, Ready } from '../shared/election.ts';
 import { createClassifier, type Classifier } from './classify.ts';
 import { createScheduler, type QueueItem, type Scheduler } from './scheduler.ts';
 import { leastConnection } from './least-connection.ts';
+import { deviceTarget } from './device-route.ts';
 
 export interface Pending extends QueueItem {
   readonly req: IncomingMessage;
@@ -20,6 +21,8 @@ export interface Pending extends QueueItem {
   readonly body: Buffer;
   /** Boards that already failed this request (not tried again). */
   readonly tried: Set<number>;
+  /** Boards allowed to serve it (a device's attach list); undefined = any. */
+  readonly candidates: readonly number[] | undefined;
   attempts: number;
   done: boolean;
   abort: AbortController;
@@ -79,7 +82,15 @@ export class Intake {
     const q = url.indexOf('?');
     const cls = this.classifier.classify(req.method ?? 'GET', q < 0 ? url : url.slice(0, q));
     const clsName = this.d.cfg.classes[cls]!.name;
-    const p: Pending = { cls, bytes: body.length, enqueuedMs: this.d.clock.now(), req, res, body, tried: new Set(), attempts: 0, done: false, abort: new AbortController() };
+    let candidates: number[] | undefined;
+    try {
+      const t = deviceTarget(q < 0 ? url : url.slice(0, q), req.method ?? 'GET', this.d.cfg.devices);
+      if (t) candidates = t.device.attach.map((a) => a.board);
+    } catch (e) {
+      this.outcomes.inc({ class: clsName, outcome: 'rejected' });
+      return sendError(res, e);
+    }
+    const p: Pending = { cls, bytes: body.length, enqueuedMs: this.d.clock.now(), req, res, body, tried: new Set(), candidates, attempts: 0, done: false, abort: new AbortController() };
     const r = this.scheduler.enqueue(p);
     if (r !== 'ok') {
       this.outcomes.inc({ class: clsName, outcome: 'shed' });
@@ -106,7 +117,7 @@ export class Intake {
       for (;;) {
         let chosen = -1;
         const item = this.scheduler.take(this.d.clock.now(), (p) => {
-          const b = leastConnection(table, cap, this.lastPick, p.tried.size ? this.candidates(p) : undefined);
+          const b = leastConnection(table, cap, this.lastPick, p.tried.size || p.candidates ? this.candidates(p) : undefined);
           if (b === undefined) return false;
           chosen = b;
           return true;
@@ -126,7 +137,7 @@ export class Intake {
   }
 
   private candidates(p: Pending): number[] {
-    return this.d.cfg.boards.map((b) => b.index).filter((i) => !p.tried.has(i));
+    return (p.candidates ?? this.d.cfg.boards.map((b) => b.index)).filter((i) => !p.tried.has(i));
   }
 
   private expire(): void {
@@ -199,7 +210,7 @@ export class Intake {
       complete();
       if (p.done) return;
       const code = err.code ?? '';
-      const retryable = p.attempts < cfg.limits.maxDispatchAttempts && p.tried.size + 1 < cfg.boards.length && (SAFE_METHODS.has(method) || NOT_DELIVERED.has(code));
+      const retryable = p.attempts < cfg.limits.maxDispatchAttempts && p.tried.size + 1 < (p.candidates?.length ?? cfg.boards.length) && (SAFE_METHODS.has(method) || NOT_DELIVERED.has(code));
       this.d.log.debug({ board: target.id, code, retryable }, 'dispatch failed');
       if (retryable && !p.res.headersSent) {
         p.tried.add(board);

@@ -18,12 +18,18 @@ import { nextBootEpoch } from './boot-epoch.ts';
 import { EventsHub } from './events-hub.ts';
 import { VipManager } from './vip.ts';
 import { Worker, type ExecRequest } from './worker.ts';
+import { DeviceManager, type DeviceSnapshot } from './devices/device-manager.ts';
+import { DeviceDirectory, parseSnapshot } from './devices/device-directory.ts';
+import { openRealPort } from './devices/serial-line.ts';
+import { simulatedPortFactory } from './devices/simulated-ports.ts';
 
 export interface BoardOptions {
   cfg: Config;
   boardId: string;
   clock?: Clock;
   log?: Logger;
+  /** Answer each device's port with its configured simulator (the demo). */
+  simulateDevices?: boolean;
 }
 
 export interface ClusterView {
@@ -41,6 +47,10 @@ export class Board {
   readonly link: ClusterLink;
   readonly intake: Intake;
   private readonly worker: Worker;
+  readonly devices: DeviceManager;
+  readonly directory: DeviceDirectory;
+  private readonly devicePending = new Map<string, NodeJS.Timeout>();
+  private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   private readonly vip: VipManager | undefined;
@@ -63,7 +73,11 @@ export class Board {
     const clock = opts.clock ?? systemClock;
     this.clock = clock;
     this.log = opts.log ?? createLogger({ board: self.id });
-    this.worker = new Worker(self, cfg.cluster.name);
+    const ports = opts.simulateDevices ? simulatedPortFactory(cfg.devices, self.index).factory : openRealPort;
+    this.devices = new DeviceManager(cfg.devices, self.index, ports, this.log, { queueMax: cfg.limits.serialQueueMax, backoffMaxMs: cfg.limits.serialBackoffMaxMs });
+    this.directory = new DeviceDirectory(cfg.devices);
+    this.devices.on('snapshot', (snap) => this.onSnapshot(snap));
+    this.worker = new Worker(cfg, self, this.devices, this.directory);
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
@@ -75,6 +89,11 @@ export class Board {
       isCut: () => this.link.isCut, metrics: this.metrics, log: this.log,
     });
     this.link.afterApply = () => this.intake.pump();
+    this.link.onApp = (msg) => {
+      if (msg.type !== 'DEVICE') return;
+      const snap = parseSnapshot(msg.body, cfg.devices);
+      if (snap && this.directory.apply(snap, msg.sender)) this.hub.publish('device', snap);
+    };
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, this.log, this.metrics);
     this.loopDelay.enable();
     this.metrics.gauge('ews_role', 'This board\'s role (1 for the current one)', () => [[{ role: this.link.core.role }, 1]]);
@@ -119,6 +138,12 @@ export class Board {
     });
     await b.vip?.releaseStale();
     await b.link.start();
+    b.devices.start();
+    // Boards that join later learn the readings from the next refresh.
+    b.deviceRefresh = setInterval(() => {
+      for (const snap of b.devices.snapshots()) b.link.broadcastApp('DEVICE', { ...snap });
+    }, 5000);
+    b.deviceRefresh.unref();
     b.log.info({ http: `${host}:${b.self.httpPort}`, udp: b.self.udpPort, boards: b.cfg.boards.length }, 'board up');
     return b;
   }
@@ -147,6 +172,9 @@ export class Board {
     if (this.closing) return;
     this.closing = true;
     if (this.hubTimer) clearInterval(this.hubTimer);
+    if (this.deviceRefresh) clearInterval(this.deviceRefresh);
+    for (const t of this.devicePending.values()) clearTimeout(t);
+    this.devices.stop();
     this.hub.close();
     this.link.close();
     this.intake.close();
@@ -262,12 +290,25 @@ export class Board {
         }
       } else if (e.kind === 'runstate') {
         this.log.info({ board: this.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
+        if (e.runstate === -1) this.directory.boardDown(e.board);
       } else if (e.kind === 'stale-master') {
         this.log.warn({ board: this.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
         void this.vip?.announce();
       }
     }
     this.publishCluster();
+  }
+
+  /** A local device changed: record it, and tell the cluster (coalesced per device). */
+  private onSnapshot(snap: DeviceSnapshot): void {
+    this.directory.apply(snap, this.self.index);
+    this.hub.publish('device', snap);
+    if (this.devicePending.has(snap.id)) return;
+    this.devicePending.set(snap.id, setTimeout(() => {
+      this.devicePending.delete(snap.id);
+      const latest = this.devices.snapshots().find((s) => s.id === snap.id);
+      if (latest && !this.link.broadcastApp('DEVICE', { ...latest })) this.log.warn({ device: snap.id }, 'device reading too large for one packet');
+    }, 100));
   }
 
   private startHubTimer(): void {

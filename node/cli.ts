@@ -6,6 +6,7 @@ import { runDemo } from './demo.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
+            [--simulate-devices]         answer device ports with their configured simulators
   ews demo [--boards N]                  a local N-board cluster on 127.0.0.1 (default 3)
   ews check-config --config FILE         validate; exit 2 listing every problem
   ews status --url URL                   print the cluster's state table`;
@@ -35,7 +36,7 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
   if (problems.length > 0) return fail(problems.join('\n'));
   let board: Board;
   try {
-    board = await Board.start({ cfg, boardId });
+    board = await Board.start({ cfg, boardId, simulateDevices: values['simulate-devices'] === true });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }
@@ -72,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' } }, strict: true }).values;
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }

@@ -4,7 +4,7 @@
 import dgram from 'node:dgram';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
-import { createCodec, DROP_REASONS, type Codec, type Message } from '../shared/protocol.ts';
+import { createCodec, DROP_REASONS, type AppMessage, type Codec, type Message } from '../shared/protocol.ts';
 import { ReplayGuard } from '../shared/replay-guard.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Registry, Counter } from '../shared/metrics.ts';
@@ -31,6 +31,8 @@ export class ClusterLink {
   stateGapMaxMs = 0;
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
+  /** DEVICE and IDEM packets from other boards. */
+  onApp: (msg: AppMessage) => void = () => {};
 
   constructor(
     private readonly cfg: Config,
@@ -131,6 +133,14 @@ export class ClusterLink {
       this.lastStateAt = now;
     }
     this.apply(this.core.receive(msg, now));
+    if (msg.type === 'DEVICE' || msg.type === 'IDEM') this.onApp(msg);
+  }
+
+  /** Broadcast application data to every board. Returns false if it does not fit in a packet. */
+  broadcastApp(type: AppMessage['type'], body: Record<string, unknown>): boolean {
+    if (Buffer.byteLength(JSON.stringify(body)) + 64 > this.cfg.limits.udpPacketBytesMax) return false;
+    this.send('all', { type, sender: this.self.index, term: this.core.term, body });
+    return true;
   }
 
   private send(to: 'all' | number, msg: Message): void {

@@ -8,10 +8,37 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
 
+/** Simulated devices: a pump on Modbus RTU, a valve on the line protocol, a sensor on two boards. */
+export function demoDevices(boardIds: readonly string[]): object[] {
+  const on = (i: number) => boardIds[Math.min(i, boardIds.length - 1)]!;
+  return [
+    {
+      id: 'pump1', name: 'Feed pump', driver: 'modbus-rtu', simulate: 'pump', attach: [{ board: on(1), port: '/dev/ttyUSB0' }],
+      serial: { baudRate: 9600 }, unitId: 1, timeoutMs: 300, retries: 1,
+      points: { running: { coil: 0 }, speed: { holding: 1, min: 0, max: 3000, unit: 'rpm' }, temp: { input: 0, scale: 0.1, unit: '°C' }, overheated: { discrete: 0 } },
+      actions: { start: { write: 'running', value: true }, stop: { write: 'running', value: false }, 'set-speed': { write: 'speed', from: 'value' } },
+    },
+    {
+      id: 'valve3', name: 'Outlet valve', driver: 'line', simulate: 'valve', attach: [{ board: on(2), port: '/dev/ttyS1' }],
+      serial: { baudRate: 115200 }, eol: '\n', ok: '^OK', timeoutMs: 300, retries: 1,
+      points: { position: { query: 'POS?', parse: '^OK pos=(\\d+)', unit: '%' } },
+      actions: { open: { send: 'OPEN' }, close: { send: 'CLOSE' }, set: { send: 'POS {value}', min: 0, max: 100 } },
+    },
+    {
+      id: 'room', name: 'Room temperature', driver: 'line', simulate: 'sensor', attach: [...new Set([on(0), on(1)])].map((b) => ({ board: b, port: '/dev/ttyS0' })),
+      eol: '\n', ok: '^OK', timeoutMs: 300, retries: 1,
+      points: { temp: { query: 'T?', parse: '^OK t=(-?[\\d.]+)', unit: '°C' } },
+    },
+  ];
+}
+
 export function demoConfig(n: number, httpBase: number, udpBase: number): object {
+  const boards = Array.from({ length: n }, (_, i) => ({ id: `ews${i + 1}`, address: '127.0.0.1', httpPort: httpBase + i, udpPort: udpBase + i }));
   return {
     cluster: { name: 'demo', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
-    boards: Array.from({ length: n }, (_, i) => ({ id: `ews${i + 1}`, address: '127.0.0.1', httpPort: httpBase + i, udpPort: udpBase + i })),
+    boards,
+    devices: demoDevices(boards.map((b) => b.id)),
+    schedules: [{ cron: '*/5 * * * * *', device: 'room', action: 'read' }, { cron: '*/2 * * * * *', device: 'pump1', action: 'read' }],
     // Login and users arrive with the web UI; the demo says so explicitly.
     auth: { disabled: true },
   };
@@ -32,7 +59,7 @@ export async function runDemo(n: number): Promise<number> {
   const children: Child[] = [];
   for (let i = 0; i < n; i++) {
     const id = `ews${i + 1}`;
-    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id], { stdio: ['ignore', log, log, 'ipc'], execArgv: [...process.execArgv, ...BOARD_NODE_FLAGS] });
+    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id, '--simulate-devices'], { stdio: ['ignore', log, log, 'ipc'], execArgv: [...process.execArgv, ...BOARD_NODE_FLAGS] });
     children.push({ id, url: `http://127.0.0.1:${httpBase + i}`, proc, cut: false });
     proc.on('exit', (code) => say(`board ${id} exited (${code})`));
   }
@@ -56,7 +83,14 @@ export async function runDemo(n: number): Promise<number> {
   }
   say(`ews demo: ${n} boards up (config ${file}, logs ${logFile})`);
   for (const c of children) say(`  ${c.id}  ${c.url}/   cluster table: ${c.url}/api/cluster`);
-  say(`try:  curl ${children[0]!.url}/cgi-bin/echo?ms=500   (HIGH, slow CGI)     curl -i ${children[1 % n]!.url}/   (LOW page)`);
+  const u = children[0]!.url;
+  say('try:');
+  say(`  curl ${u}/api/devices                                   every device's last readings`);
+  say(`  curl ${u}/cgi-bin/devices/pump1                         read the pump now (Modbus RTU)`);
+  say(`  curl -X POST ${u}/cgi-bin/devices/pump1/start`);
+  say(`  curl -X POST -H 'content-type: application/json' -d '{"value":2400}' ${u}/cgi-bin/devices/pump1/set-speed`);
+  say(`  curl -X POST ${u}/cgi-bin/devices/valve3/open              the valve (line protocol) then moves at 50 %/s`);
+  say(`  curl -i ${u}/cgi-bin/devices/room                        a sensor attached to two boards`);
   say('commands: pull ID | plug ID | status | quit');
 
   // Announce every change of master, as seen by any board that is plugged in.

@@ -2,9 +2,12 @@
 // Devices (issue 3) and the web UI (issue 4) plug in here; until then a built-in slow CGI
 // (`/cgi-bin/echo?ms=N`) and a placeholder page.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { BoardConfig } from '../shared/config.ts';
+import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
 import { sendError, sendJson } from '../shared/http-io.ts';
+import { deviceCgi } from './cgi/devices.ts';
+import type { DeviceDirectory } from './devices/device-directory.ts';
+import type { DeviceManager } from './devices/device-manager.ts';
 
 export interface ExecRequest {
   method: string;
@@ -19,7 +22,7 @@ export interface ExecRequest {
 export const ECHO_MS_MAX = 60_000;
 
 export class Worker {
-  constructor(private readonly board: BoardConfig, private readonly clusterName: string) {}
+  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory) {}
 
   async execute(x: ExecRequest, res: ServerResponse): Promise<void> {
     res.setHeader('x-ews-board', this.board.id);
@@ -28,7 +31,8 @@ export class Worker {
     try {
       // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo') return await this.echo(u, x, res);
-      if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, []);
+      if (u.pathname.startsWith('/cgi-bin/devices/')) return await deviceCgi(this.cfg, this.board, this.devices, x, u.pathname, res);
+      if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
       if ((u.pathname === '/' || u.pathname === '/index.html') && (x.method === 'GET' || x.method === 'HEAD')) return this.page(res, x.method);
       throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);
     } catch (e) {
@@ -56,7 +60,7 @@ export class Worker {
 
   private page(res: ServerResponse, method: string): void {
     const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>ews · ${this.clusterName}</title></head><body><h1>ews cluster “${this.clusterName}”</h1>
+<title>ews · ${this.cfg.cluster.name}</title></head><body><h1>ews cluster “${this.cfg.cluster.name}”</h1>
 <p>Served by board <b>${this.board.id}</b>. The device panel arrives with the web UI.</p>
 <ul><li><a href="/api/cluster">/api/cluster</a> — the state table</li><li><a href="/cgi-bin/echo?ms=200">/cgi-bin/echo?ms=200</a> — a slow CGI (HIGH)</li><li><a href="/metrics">/metrics</a></li></ul></body></html>`;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html) });

@@ -11,9 +11,12 @@ export interface LineAction { readonly name: string; readonly send: string; read
 export interface SerialSettings { readonly baudRate: number; readonly parity: 'none' | 'even' | 'odd'; readonly dataBits: 7 | 8; readonly stopBits: 1 | 2 }
 export interface Attachment { readonly board: number; readonly boardId: string; readonly port: string }
 
+export type SimulatorKind = 'pump' | 'valve' | 'sensor';
 interface DeviceBase {
   readonly id: string; readonly name: string; readonly attach: readonly Attachment[]; readonly serial: SerialSettings;
   readonly timeoutMs: number; readonly retries: number;
+  /** With `ews start --simulate-devices` (the demo), a simulator of this kind answers on the port. */
+  readonly simulate: SimulatorKind | undefined;
 }
 export interface ModbusDevice extends DeviceBase { readonly driver: 'modbus-rtu'; readonly unitId: number; readonly points: readonly ModbusPoint[]; readonly actions: readonly ModbusAction[] }
 export interface LineDevice extends DeviceBase { readonly driver: 'line'; readonly eol: string; readonly ok: RegExp | undefined; readonly points: readonly LinePoint[]; readonly actions: readonly LineAction[] }
@@ -92,7 +95,11 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     ids.add(id);
     const driver = str(d, 'driver', p, out);
     if (driver !== 'modbus-rtu' && driver !== 'line') return out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
-    const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'points', 'actions'];
+    const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'points', 'actions', 'simulate'];
+    const simulate = d.simulate;
+    if (simulate !== undefined && !['pump', 'valve', 'sensor'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve" or "sensor"');
+    if (simulate === 'pump' && driver !== 'modbus-rtu') out.bad(`${p}.simulate`, 'the pump simulator speaks Modbus RTU');
+    if ((simulate === 'valve' || simulate === 'sensor') && driver !== 'line') out.bad(`${p}.simulate`, `the ${simulate} simulator speaks the line protocol`);
     unknownKeys(d, p, driver === 'modbus-rtu' ? [...common, 'unitId'] : [...common, 'eol', 'ok'], out);
     const ser = serial(d, p, out);
     const attach: Attachment[] = [];
@@ -115,7 +122,7 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       portSettings.set(key, { serial: ser, path: ap });
       attach.push({ board, boardId, port });
     });
-    const base = { id, name: typeof d.name === 'string' ? d.name : id, attach, serial: ser, timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000), retries: int(d, 'retries', p, out, 1, 0, 5) };
+    const base = { id, name: typeof d.name === 'string' ? d.name : id, attach, serial: ser, timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000), retries: int(d, 'retries', p, out, 1, 0, 5), simulate: simulate as SimulatorKind | undefined };
     const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});
     const rawActions = d.actions === undefined ? {} : isObj(d.actions) ? d.actions : (out.bad(`${p}.actions`, 'must be an object of named actions'), {});
     if (Object.keys(rawActions).includes('read')) out.bad(`${p}.actions.read`, '"read" is built in (reads every point)');

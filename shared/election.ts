@@ -133,6 +133,11 @@ export class ClusterCore {
       case 'REPORT':
         if (this._role === 'master') this.onLoad(r, msg.sender, msg.body, nowMs);
         break;
+      case 'DEVICE':
+      case 'IDEM':
+        // Application data: proof of life for the master, nothing for the election.
+        if (this._role === 'master' && this.table.runstate(msg.sender) !== -1) this.table.heardFrom(msg.sender, nowMs);
+        break;
     }
     this.flushInto(r, nowMs);
     return r;

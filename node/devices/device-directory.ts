@@ -1,0 +1,58 @@
+// Last readings of every device in the cluster, as boards report them in DEVICE packets, so any
+// board can answer /api/devices. Bounded by the configured devices; unknown ids are dropped.
+import type { DeviceConfig } from '../../shared/device-config.ts';
+import type { PointValue } from './modbus-driver.ts';
+
+export interface DeviceSnapshotWire { id: string; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null }
+export interface DeviceView { id: string; name: string; driver: string; boards: string[]; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null }
+
+/** Checks a DEVICE packet body against the device's config; undefined if it does not fit. */
+export function parseSnapshot(body: Record<string, unknown>, devices: readonly DeviceConfig[]): DeviceSnapshotWire | undefined {
+  const dev = devices.find((d) => d.id === body.id);
+  if (!dev || typeof body.online !== 'boolean') return undefined;
+  if (body.updatedAt !== null && typeof body.updatedAt !== 'number') return undefined;
+  if (body.error !== null && typeof body.error !== 'string') return undefined;
+  const pts = body.points;
+  if (typeof pts !== 'object' || pts === null || Array.isArray(pts)) return undefined;
+  const points: Record<string, PointValue> = {};
+  for (const [k, v] of Object.entries(pts)) {
+    if (!dev.points.some((p) => p.name === k) || (typeof v !== 'number' && typeof v !== 'boolean')) return undefined;
+    points[k] = v;
+  }
+  return { id: dev.id, online: body.online, points, updatedAt: body.updatedAt, error: body.error === null ? null : body.error.slice(0, 200) };
+}
+
+export class DeviceDirectory {
+  /** device id -> board index -> that board's latest snapshot */
+  private readonly seen = new Map<string, Map<number, DeviceSnapshotWire>>();
+  constructor(private readonly devices: readonly DeviceConfig[]) {}
+
+  apply(snap: DeviceSnapshotWire, board: number): boolean {
+    const dev = this.devices.find((d) => d.id === snap.id);
+    if (!dev || !dev.attach.some((a) => a.board === board)) return false;
+    let m = this.seen.get(dev.id);
+    if (!m) this.seen.set(dev.id, (m = new Map()));
+    m.set(board, snap);
+    return true;
+  }
+
+  /** A board that went down: its devices are not online through it any more. */
+  boardDown(board: number): void {
+    for (const m of this.seen.values()) {
+      const s = m.get(board);
+      if (s) m.set(board, { ...s, online: false, error: 'board down' });
+    }
+  }
+
+  list(): DeviceView[] {
+    return this.devices.map((d) => {
+      const snaps = [...(this.seen.get(d.id)?.values() ?? [])];
+      const latest = snaps.filter((s) => s.updatedAt !== null).sort((a, b) => b.updatedAt! - a.updatedAt!)[0];
+      return {
+        id: d.id, name: d.name, driver: d.driver, boards: d.attach.map((a) => a.boardId),
+        online: snaps.some((s) => s.online), points: latest?.points ?? {}, updatedAt: latest?.updatedAt ?? null,
+        error: snaps.every((s) => !s.online) ? (snaps.find((s) => s.error)?.error ?? null) : null,
+      };
+    });
+  }
+}

@@ -1,0 +1,39 @@
+// Serial ports answered by in-process simulators (serialport's mock binding): the demo's devices
+// work with no hardware and no system packages. One simulator per port path, kept across reopens.
+import { SerialPortMock } from 'serialport';
+import type { DeviceConfig } from '../../shared/device-config.ts';
+import type { PortFactory, PortLike } from './serial-line.ts';
+import { PumpSimulator } from './simulators/pump.ts';
+import { SensorSimulator, ValveSimulator } from './simulators/line-devices.ts';
+import type { Simulator } from './simulators/simulator.ts';
+
+interface MockBinding { write(b: Buffer): Promise<void>; emitData(b: Buffer): void; isOpen: boolean }
+
+export function simulatedPortFactory(devices: readonly DeviceConfig[], board: number): { factory: PortFactory; simulators: Map<string, Simulator> } {
+  const simulators = new Map<string, Simulator>();
+  for (const d of devices) {
+    const at = d.attach.find((a) => a.board === board);
+    if (!at || !d.simulate || simulators.has(at.port)) continue;
+    const sim = d.simulate === 'pump' ? new PumpSimulator(d.driver === 'modbus-rtu' ? d.unitId : 1) : d.simulate === 'valve' ? new ValveSimulator(d.driver === 'line' ? d.eol : '\n') : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
+    simulators.set(at.port, sim);
+    SerialPortMock.binding.createPort(at.port, { echo: false, record: false });
+  }
+  const factory: PortFactory = (path, s) => {
+    const sim = simulators.get(path);
+    if (!sim) throw new Error(`no simulator for ${path} (set "simulate" on its device)`);
+    const port = new SerialPortMock({ path, baudRate: s.baudRate, autoOpen: false });
+    let binding: MockBinding | undefined;
+    let onData: ((d: Buffer) => void) | undefined;
+    port.on('open', () => {
+      binding = (port as unknown as { port: MockBinding }).port;
+      const write = binding.write.bind(binding);
+      binding.write = async (b: Buffer) => {
+        await write(b);
+        setImmediate(() => onData?.(Buffer.from(b)));
+      };
+    });
+    sim.attach({ write: (d) => (binding?.isOpen ? binding.emitData(d) : undefined), onData: (cb) => (onData = cb) });
+    return port as unknown as PortLike;
+  };
+  return { factory, simulators };
+}
