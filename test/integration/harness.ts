@@ -45,7 +45,7 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}): Promise<TestCluster> {
+export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[] } = {}): Promise<TestCluster> {
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -64,7 +64,7 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     dir, file, key, config, procs, logs,
     boards: boards.map((b) => ({ ...b, url: `http://127.0.0.1:${b.httpPort}` })),
     start(id) {
-      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
       logs.set(id, '');
       const append = (d: Buffer) => logs.set(id, (logs.get(id) ?? '').slice(-20_000) + d.toString());
       p.stdout!.on('data', append);

@@ -1,0 +1,73 @@
+// Device control through a real 3-board cluster (simulated devices on serialport's mock binding).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { converged, getJson, makeCluster, waitFor, type TestCluster } from './harness.ts';
+import { demoDevices } from '../../node/demo.ts';
+
+interface Answer { status: number; board: string | null; json: Record<string, any> } // any: JSON answers read freely in assertions
+async function call(url: string, method = 'GET', body?: unknown): Promise<Answer> {
+  const r = await fetch(url, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000) });
+  return { status: r.status, board: r.headers.get('x-ews-board'), json: (await r.json()) as Record<string, any> }; // any: see above
+}
+
+describe('devices through the cluster', () => {
+  let c: TestCluster;
+  let u: (i: number) => string;
+  before(async () => {
+    c = await makeCluster(3, (cfg) => {
+      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+    }, { args: ['--simulate-devices'] });
+    u = (i) => c.boards[i]!.url;
+    await converged(c);
+    await waitFor('devices online', async () => (await getJson<Array<{ online: boolean }>>(`${u(0)}/api/devices`)).every((d) => d.online));
+  });
+  after(() => c.stop());
+
+  test('control runs only on the device\'s board, from any board; the device changes', async () => {
+    const r = await call(`${u(2)}/cgi-bin/devices/pump1`);
+    assert.equal(r.status, 200);
+    assert.equal(r.board, 'b2');
+    assert.deepEqual(Object.keys(r.json.result).sort(), ['overheated', 'running', 'speed', 'temp']);
+    const s = await call(`${u(0)}/cgi-bin/devices/pump1/start`, 'POST');
+    assert.deepEqual([s.status, s.json.ok, s.json.device, s.json.action, s.json.board], [200, true, 'pump1', 'start', 'b2']);
+    assert.deepEqual(s.json.result, { running: true });
+    await call(`${u(0)}/cgi-bin/devices/pump1/set-speed`, 'POST', { value: 2400 });
+    const after = await call(`${u(1)}/cgi-bin/devices/pump1`);
+    assert.equal(after.json.result.running, true);
+    assert.equal(after.json.result.speed, 2400);
+    const v = await call(`${u(0)}/cgi-bin/devices/valve3/set`, 'POST', { value: 30 });
+    assert.equal(v.board, 'b3');
+  });
+
+  test('a device on two boards is served by the least-connected of them, never a third', async () => {
+    const rs = await Promise.all(Array.from({ length: 12 }, () => call(`${u(2)}/cgi-bin/devices/room`)));
+    const boards = new Set(rs.map((r) => r.board));
+    assert.ok(rs.every((r) => r.status === 200));
+    assert.deepEqual([...boards].sort(), ['b1', 'b2']);
+  });
+
+  test('bad input: 400 with a message; unknown device or action: 404; wrong method: 405', async () => {
+    const big = await call(`${u(0)}/cgi-bin/devices/pump1/set-speed`, 'POST', { value: 3001 });
+    assert.equal(big.status, 400);
+    assert.match(big.json.error.message, /above the maximum 3000/);
+    assert.equal((await call(`${u(0)}/cgi-bin/devices/pump1/set-speed`, 'POST', { value: 'fast' })).status, 400);
+    assert.equal((await call(`${u(0)}/cgi-bin/devices/pump1/set-speed`, 'POST')).status, 400);
+    assert.equal((await call(`${u(0)}/cgi-bin/devices/pump1/start`, 'POST', { value: 1 })).status, 400);
+    const notJson = await fetch(`${u(0)}/cgi-bin/devices/pump1/set-speed`, { method: 'POST', body: '{nope' });
+    assert.equal(notJson.status, 400);
+    const nd = await call(`${u(1)}/cgi-bin/devices/nope`);
+    assert.deepEqual([nd.status, nd.json.error.code], [404, 'NOT_FOUND']);
+    assert.equal((await call(`${u(1)}/cgi-bin/devices/pump1/fly`, 'POST')).status, 404);
+    assert.equal((await call(`${u(1)}/cgi-bin/devices/pump1/start`, 'GET')).status, 405);
+  });
+
+  test('/api/devices on a board with no devices shows every device\'s last readings', async () => {
+    await call(`${u(0)}/cgi-bin/devices/valve3`);
+    const list = await waitFor('readings reach b1', async () => {
+      const l = await getJson<Array<{ id: string; boards: string[]; online: boolean; points: Record<string, unknown>; updatedAt: number | null }>>(`${u(0)}/api/devices`);
+      return l.every((d) => d.updatedAt !== null) ? l : undefined;
+    });
+    assert.deepEqual(list.map((d) => [d.id, d.boards, d.online]), [['pump1', ['b2'], true], ['valve3', ['b3'], true], ['room', ['b1', 'b2'], true]]);
+    assert.equal(list[0]!.points.speed, 2400);
+  });
+});
