@@ -14,6 +14,7 @@ import { createClassifier, type Classifier } from './classify.ts';
 import { createScheduler, type QueueItem, type Scheduler } from './scheduler.ts';
 import { leastConnection } from './least-connection.ts';
 import { deviceTarget } from './device-route.ts';
+import { KEY_RE, requestHash, type IdempotencyStore } from '../node/idempotency-store.ts';
 
 export interface Pending extends QueueItem {
   readonly req: IncomingMessage;
@@ -41,6 +42,8 @@ export interface IntakeDeps {
   isCut(): boolean;
   metrics: Registry;
   log: Logger;
+  /** Recent Idempotency-Key records (this board's, and those other boards shared). */
+  idempotency: IdempotencyStore;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -84,8 +87,22 @@ export class Intake {
     const clsName = this.d.cfg.classes[cls]!.name;
     let candidates: number[] | undefined;
     try {
-      const t = deviceTarget(q < 0 ? url : url.slice(0, q), req.method ?? 'GET', this.d.cfg.devices);
+      const path = q < 0 ? url : url.slice(0, q);
+      const t = deviceTarget(path, req.method ?? 'GET', this.d.cfg.devices);
       if (t) candidates = t.device.attach.map((a) => a.board);
+      const key = req.headers['idempotency-key'];
+      if (t && req.method === 'POST' && typeof key === 'string' && KEY_RE.test(key)) {
+        // A retry: answer it from the record, or send it where the first attempt runs.
+        const c = this.d.idempotency.check(key, requestHash('POST', path, body), Date.now());
+        if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
+        if (c.kind === 'done' && c.rec.body !== undefined) {
+          this.outcomes.inc({ class: clsName, outcome: 'replayed' });
+          res.writeHead(c.rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.rec.body), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[c.rec.board]!.id, 'x-ews-class': clsName });
+          return void res.end(c.rec.body);
+        }
+        const holder = c.kind === 'pending' ? c.board : c.kind === 'done' ? c.rec.board : -1;
+        if (holder >= 0 && candidates?.includes(holder) && this.d.core.table.runstate(holder) === 1) candidates = [holder];
+      }
     } catch (e) {
       this.outcomes.inc({ class: clsName, outcome: 'rejected' });
       return sendError(res, e);

@@ -22,6 +22,8 @@ import { DeviceManager, type DeviceSnapshot } from './devices/device-manager.ts'
 import { DeviceDirectory, parseSnapshot } from './devices/device-directory.ts';
 import { openRealPort } from './devices/serial-line.ts';
 import { simulatedPortFactory } from './devices/simulated-ports.ts';
+import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
+import { IdempotentExecutor } from './idempotent-exec.ts';
 
 export interface BoardOptions {
   cfg: Config;
@@ -49,6 +51,7 @@ export class Board {
   private readonly worker: Worker;
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
+  readonly idem: IdempotentExecutor;
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
@@ -77,7 +80,14 @@ export class Board {
     this.devices = new DeviceManager(cfg.devices, self.index, ports, this.log, { queueMax: cfg.limits.serialQueueMax, backoffMaxMs: cfg.limits.serialBackoffMaxMs });
     this.directory = new DeviceDirectory(cfg.devices);
     this.devices.on('snapshot', (snap) => this.onSnapshot(snap));
-    this.worker = new Worker(cfg, self, this.devices, this.directory);
+    const idemStore = new IdempotencyStore(cfg.limits.idempotencyKeysMax, cfg.limits.idempotencyTtlMs);
+    this.idem = new IdempotentExecutor(idemStore, self.index, () => Date.now(), (rec) => {
+      // Sent twice: a lost packet must not cost a device command.
+      const body = idemWire(rec, 900);
+      this.link.broadcastApp('IDEM', body);
+      if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
+    });
+    this.worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
@@ -86,11 +96,15 @@ export class Board {
     this.intake = new Intake({
       cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
       executeLocal: (p, res) => this.execute(p.id, { method: p.method, url: p.url, headers: p.headers, body: p.body, cls: p.cls, signal: p.signal }, res),
-      isCut: () => this.link.isCut, metrics: this.metrics, log: this.log,
+      isCut: () => this.link.isCut, metrics: this.metrics, log: this.log, idempotency: this.idem.store,
     });
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => {
-      if (msg.type !== 'DEVICE') return;
+      if (msg.type === 'IDEM') {
+        const rec = parseIdem(msg.body, cfg.boards.length);
+        if (rec && rec.board === msg.sender) this.idem.store.put(rec, Date.now());
+        return;
+      }
       const snap = parseSnapshot(msg.body, cfg.devices);
       if (snap && this.directory.apply(snap, msg.sender)) this.hub.publish('device', snap);
     };
@@ -101,6 +115,8 @@ export class Board {
     this.metrics.gauge('ews_linknum', 'Connections per board, as this board\'s table says', () => this.view().boards.map((b) => [{ board: b.id }, b.linknum]));
     this.metrics.gauge('ews_runstate', 'Run state per board (1 running, 0 joining, -1 down)', () => this.view().boards.map((b) => [{ board: b.id }, b.runstate]));
     this.metrics.gauge('ews_event_loop_delay_ms', 'Event loop delay since start', () => [[{ q: 'p99' }, this.loopDelay.percentile(99) / 1e6], [{ q: 'max' }, this.loopDelay.max / 1e6]]);
+    this.metrics.gauge('ews_device_actions_total', 'Actions this board ran on its devices', () => [...this.devices.actionCounts].map(([k, v]) => [{ device: k.split(' ')[0]!, action: k.split(' ')[1]! }, v]));
+    this.metrics.gauge('ews_idempotency_keys', 'Idempotency-Key records held', () => [[{}, this.idem.store.size]]);
     this.metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
 
     const l = cfg.limits;

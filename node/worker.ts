@@ -8,6 +8,8 @@ import { sendError, sendJson } from '../shared/http-io.ts';
 import { deviceCgi } from './cgi/devices.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
+import { KEY_RE, requestHash } from './idempotency-store.ts';
+import type { Captured, IdempotentExecutor } from './idempotent-exec.ts';
 
 export interface ExecRequest {
   method: string;
@@ -22,7 +24,7 @@ export interface ExecRequest {
 export const ECHO_MS_MAX = 60_000;
 
 export class Worker {
-  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory) {}
+  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory, private readonly idem: IdempotentExecutor) {}
 
   async execute(x: ExecRequest, res: ServerResponse): Promise<void> {
     res.setHeader('x-ews-board', this.board.id);
@@ -31,13 +33,25 @@ export class Worker {
     try {
       // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo') return await this.echo(u, x, res);
-      if (u.pathname.startsWith('/cgi-bin/devices/')) return await deviceCgi(this.cfg, this.board, this.devices, x, u.pathname, res);
+      if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
       if ((u.pathname === '/' || u.pathname === '/index.html') && (x.method === 'GET' || x.method === 'HEAD')) return this.page(res, x.method);
       throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);
     } catch (e) {
       sendError(res, e);
     }
+  }
+
+  private async device(x: ExecRequest, path: string, res: ServerResponse): Promise<void> {
+    const key = x.headers['idempotency-key'];
+    const reply = (c: Captured, extra: Record<string, string> = {}) => {
+      res.writeHead(c.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.body), 'cache-control': 'no-store', ...extra });
+      res.end(c.body);
+    };
+    if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.cfg, this.board, this.devices, x, path));
+    if (typeof key !== 'string' || !KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
+    const out = await this.idem.run(key, requestHash(x.method, path, x.body), () => deviceCgi(this.cfg, this.board, this.devices, x, path));
+    reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
   }
 
   private async echo(u: URL, x: ExecRequest, res: ServerResponse): Promise<void> {

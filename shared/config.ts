@@ -45,6 +45,9 @@ export interface LimitsConfig {
   readonly serialQueueMax: number;
   /** Longest wait between attempts to reopen a lost serial port. */
   readonly serialBackoffMaxMs: number;
+  /** Idempotency-Key records kept (shared through the cluster) and for how long. */
+  readonly idempotencyKeysMax: number;
+  readonly idempotencyTtlMs: number;
 }
 export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
 export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[] }
@@ -67,7 +70,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
   maxInFlightPerBoard: 16, maxConnections: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
   keepAliveTimeoutMs: 5_000, maxDispatchAttempts: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
-  sseClientsMax: 32, serialQueueMax: 32, serialBackoffMaxMs: 5000,
+  sseClientsMax: 32, serialQueueMax: 32, serialBackoffMaxMs: 5000, idempotencyKeysMax: 1000, idempotencyTtlMs: 600_000,
 };
 
 export class ConfigError extends Error {
@@ -243,7 +246,8 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
     keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), maxDispatchAttempts: lim('maxDispatchAttempts', 1, 10),
     udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
     sseClientsMax: lim('sseClientsMax', 0, 10_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
-    serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000),
+    serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000), idempotencyKeysMax: lim('idempotencyKeysMax', 1, 1_000_000),
+    idempotencyTtlMs: lim('idempotencyTtlMs', 1000, 86_400_000),
   };
 }
 

@@ -9,6 +9,7 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: 'no such page' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed' },
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'idempotency key reused with another body' },
+  IDEMPOTENCY_PENDING: { status: 409, message: 'a request with this idempotency key is still in progress (or its board was lost mid-way)' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },

@@ -18,6 +18,8 @@ export interface DeviceManagerEvents { snapshot: [DeviceSnapshot] }
 export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private readonly workers = new Map<string, PortWorker>();
   private readonly byDevice = new Map<string, { dev: DeviceConfig; worker: PortWorker; snap: DeviceSnapshot }>();
+  /** "device action" -> times the device was actually driven (written to). */
+  readonly actionCounts = new Map<string, number>();
 
   constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, private readonly log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
     super();
@@ -71,6 +73,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const e = this.entry(id);
     const dev = e.dev;
     const t0 = performance.now();
+    const counted = `${id} ${action}`;
+    this.actionCounts.set(counted, (this.actionCounts.get(counted) ?? 0) + 1);
     if (dev.driver === 'modbus-rtu') {
       const a = dev.actions.find((x) => x.name === action)!;
       const written = await e.worker.run(priority, (io) => writeModbus(io, dev, a.write, value ?? a.fixed ?? 0));

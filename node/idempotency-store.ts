@@ -1,0 +1,80 @@
+// Recent Idempotency-Key records, bounded in count and age. Pure: time is an argument.
+// A record is `pending` on the board executing it, then `done` with the answer to replay.
+import { createHash } from 'node:crypto';
+
+export interface IdemRecord {
+  key: string;
+  /** Hash of method, path and body: the same key with anything else is a conflict (409). */
+  hash: string;
+  state: 'pending' | 'done';
+  board: number;
+  status: number;
+  /** The answer's body; undefined when too large to replicate (ask `board`). */
+  body: string | undefined;
+  atMs: number;
+}
+
+export type IdemCheck = { kind: 'new' } | { kind: 'conflict' } | { kind: 'pending'; board: number } | { kind: 'done'; rec: IdemRecord };
+
+export const KEY_RE = /^[\x21-\x7e]{1,128}$/;
+
+export function requestHash(method: string, path: string, body: Buffer): string {
+  return createHash('sha256').update(`${method} ${path}\n`).update(body).digest('base64url').slice(0, 22);
+}
+
+export class IdempotencyStore {
+  private readonly recs = new Map<string, IdemRecord>();
+  constructor(private readonly countMax: number, private readonly ttlMs: number) {}
+
+  get size(): number {
+    return this.recs.size;
+  }
+
+  check(key: string, hash: string, nowMs: number): IdemCheck {
+    const r = this.get(key, nowMs);
+    if (!r) return { kind: 'new' };
+    if (r.hash !== hash) return { kind: 'conflict' };
+    return r.state === 'pending' ? { kind: 'pending', board: r.board } : { kind: 'done', rec: r };
+  }
+
+  /** Record (or merge from another board) a record; a done record is never replaced by a pending one. */
+  put(rec: IdemRecord, nowMs: number): void {
+    const old = this.get(rec.key, nowMs);
+    if (old && old.state === 'done' && rec.state === 'pending') return;
+    if (old && old.state === 'done' && rec.state === 'done' && old.body !== undefined && rec.body === undefined) return;
+    this.recs.delete(rec.key);
+    this.recs.set(rec.key, { ...rec, atMs: nowMs });
+    while (this.recs.size > this.countMax) this.recs.delete(this.recs.keys().next().value!);
+  }
+
+  /** A pending record whose attempt ended without touching the device: forget it, a retry may run. */
+  drop(key: string): void {
+    this.recs.delete(key);
+  }
+
+  private get(key: string, nowMs: number): IdemRecord | undefined {
+    const r = this.recs.get(key);
+    if (r && nowMs - r.atMs > this.ttlMs) {
+      this.recs.delete(key);
+      return undefined;
+    }
+    return r;
+  }
+}
+
+/** The wire form in IDEM packets (validated on receipt). */
+export function parseIdem(body: Record<string, unknown>, boards: number): IdemRecord | undefined {
+  const { k, h, s, b, st, r } = body;
+  if (typeof k !== 'string' || !KEY_RE.test(k) || typeof h !== 'string' || h.length > 64) return undefined;
+  if (s !== 'p' && s !== 'd') return undefined;
+  if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b >= boards) return undefined;
+  if (typeof st !== 'number' || !Number.isInteger(st) || st < 100 || st > 599) return undefined;
+  if (r !== undefined && typeof r !== 'string') return undefined;
+  return { key: k, hash: h, state: s === 'p' ? 'pending' : 'done', board: b, status: st, body: r, atMs: 0 };
+}
+
+export function idemWire(rec: IdemRecord, bodyBytesMax: number): Record<string, unknown> {
+  const w: Record<string, unknown> = { k: rec.key, h: rec.hash, s: rec.state === 'pending' ? 'p' : 'd', b: rec.board, st: rec.status };
+  if (rec.body !== undefined && Buffer.byteLength(rec.body) <= bodyBytesMax) w.r = rec.body;
+  return w;
+}

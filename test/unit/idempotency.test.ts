@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { IdempotencyStore, idemWire, parseIdem, requestHash, type IdemRecord } from '../../node/idempotency-store.ts';
+
+const rec = (key: string, state: 'pending' | 'done', extra: Partial<IdemRecord> = {}): IdemRecord => ({ key, hash: 'h1', state, board: 1, status: 200, body: '{"ok":true}', atMs: 0, ...extra });
+
+test('new, pending, done, conflict', () => {
+  const s = new IdempotencyStore(10, 1000);
+  assert.deepEqual(s.check('k', 'h1', 0), { kind: 'new' });
+  s.put(rec('k', 'pending'), 0);
+  assert.deepEqual(s.check('k', 'h1', 1), { kind: 'pending', board: 1 });
+  s.put(rec('k', 'done'), 2);
+  const d = s.check('k', 'h1', 3);
+  assert.equal(d.kind === 'done' && d.rec.body, '{"ok":true}');
+  assert.deepEqual(s.check('k', 'h2', 3), { kind: 'conflict' });
+  s.put(rec('k', 'pending'), 4);
+  assert.equal(s.check('k', 'h1', 5).kind, 'done', 'a late pending never replaces done');
+});
+
+test('bounded by count (oldest first) and by age', () => {
+  const s = new IdempotencyStore(3, 1000);
+  for (let i = 0; i < 5; i++) s.put(rec(`k${i}`, 'done'), i);
+  assert.equal(s.size, 3);
+  assert.equal(s.check('k0', 'h1', 5).kind, 'new');
+  assert.equal(s.check('k4', 'h1', 5).kind, 'done');
+  assert.equal(s.check('k4', 'h1', 1005).kind, 'new', 'expired');
+});
+
+test('wire form round-trips; large answers travel without their body; bad records are refused', () => {
+  const r = rec('key-1', 'done', { body: 'x'.repeat(50) });
+  assert.deepEqual(parseIdem(idemWire(r, 100), 3), { ...r, atMs: 0 });
+  assert.equal(parseIdem(idemWire(r, 10), 3)!.body, undefined);
+  assert.equal(parseIdem({ ...idemWire(r, 100), b: 3 }, 3), undefined);
+  assert.equal(parseIdem({ ...idemWire(r, 100), k: 'has space' }, 3), undefined);
+  assert.equal(parseIdem({ ...idemWire(r, 100), st: 42 }, 3), undefined);
+  assert.notEqual(requestHash('POST', '/a', Buffer.from('1')), requestHash('POST', '/b', Buffer.from('1')));
+});
+
+test('executor: one run per key; a concurrent retry waits for it; failures before the device are not recorded', async () => {
+  const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
+  const sent: IdemRecord[] = [];
+  const ex = new IdempotentExecutor(new IdempotencyStore(10, 60_000), 0, () => 0, (r) => sent.push(r));
+  let runs = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const exec = async () => {
+    runs++;
+    await gate;
+    return { status: 200, body: '{"ok":true}' };
+  };
+  const a = ex.run('k', 'h', exec);
+  const b = ex.run('k', 'h', exec);
+  release();
+  const [ra, rb] = await Promise.all([a, b]);
+  assert.equal(runs, 1);
+  assert.deepEqual([ra.replayed, rb.replayed, rb.body], [false, true, '{"ok":true}']);
+  assert.deepEqual(sent.map((r) => r.state), ['pending', 'done']);
+  await assert.rejects(ex.run('k', 'other', exec), /IDEMPOTENCY_CONFLICT|another body/);
+  const offline = await ex.run('k2', 'h', async () => ({ status: 503, body: '{}' }));
+  assert.equal(offline.status, 503);
+  assert.equal((await ex.run('k2', 'h', async () => ({ status: 200, body: '{"second":true}' }))).body, '{"second":true}', 'a 503 before the device leaves the key free');
+});
