@@ -24,6 +24,7 @@ import { openRealPort } from './devices/serial-line.ts';
 import { simulatedPortFactory } from './devices/simulated-ports.ts';
 import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
+import { Schedules } from './schedules.ts';
 
 export interface BoardOptions {
   cfg: Config;
@@ -52,6 +53,7 @@ export class Board {
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
   readonly idem: IdempotentExecutor;
+  private readonly schedules: Schedules;
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
@@ -88,6 +90,7 @@ export class Board {
       if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
     });
     this.worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
+    this.schedules = new Schedules(cfg, self, this.log, this.metrics);
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
@@ -191,6 +194,7 @@ export class Board {
     if (this.deviceRefresh) clearInterval(this.deviceRefresh);
     for (const t of this.devicePending.values()) clearTimeout(t);
     this.devices.stop();
+    this.schedules.close();
     this.hub.close();
     this.link.close();
     this.intake.close();
@@ -298,9 +302,12 @@ export class Board {
     for (const e of events) {
       if (e.kind === 'role') {
         this.log.info({ role: e.role, term: e.term, master: this.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
-        if (e.role === 'master') void this.vip?.claim();
-        else if (e.previous === 'master') {
+        if (e.role === 'master') {
+          void this.vip?.claim();
+          if (!this.closing) this.schedules.start();
+        } else if (e.previous === 'master') {
           void this.vip?.release();
+          this.schedules.stop();
           // Step down: whatever is still queued here goes to the new master.
           for (const p of this.intake.drain()) this.passToMaster(p.req, p.res, p.body);
         }
