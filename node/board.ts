@@ -25,6 +25,7 @@ import { simulatedPortFactory } from './devices/simulated-ports.ts';
 import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { Schedules } from './schedules.ts';
+import { MqttBridge } from './mqtt-bridge.ts';
 
 export interface BoardOptions {
   cfg: Config;
@@ -54,6 +55,7 @@ export class Board {
   readonly directory: DeviceDirectory;
   readonly idem: IdempotentExecutor;
   private readonly schedules: Schedules;
+  private readonly mqtt: MqttBridge;
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
@@ -91,6 +93,7 @@ export class Board {
     });
     this.worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     this.schedules = new Schedules(cfg, self, this.log, this.metrics);
+    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, this.log, this.metrics);
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
@@ -109,7 +112,10 @@ export class Board {
         return;
       }
       const snap = parseSnapshot(msg.body, cfg.devices);
-      if (snap && this.directory.apply(snap, msg.sender)) this.hub.publish('device', snap);
+      if (snap && this.directory.apply(snap, msg.sender)) {
+        this.hub.publish('device', snap);
+        this.mqtt.publishState();
+      }
     };
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, this.log, this.metrics);
     this.loopDelay.enable();
@@ -156,6 +162,7 @@ export class Board {
       });
     });
     await b.vip?.releaseStale();
+    b.mqtt.start();
     await b.link.start();
     b.devices.start();
     // Boards that join later learn the readings from the next refresh.
@@ -195,6 +202,7 @@ export class Board {
     for (const t of this.devicePending.values()) clearTimeout(t);
     this.devices.stop();
     this.schedules.close();
+    await this.mqtt.close();
     this.hub.close();
     this.link.close();
     this.intake.close();
@@ -302,6 +310,7 @@ export class Board {
     for (const e of events) {
       if (e.kind === 'role') {
         this.log.info({ role: e.role, term: e.term, master: this.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
+        this.mqtt.setMaster(e.role === 'master');
         if (e.role === 'master') {
           void this.vip?.claim();
           if (!this.closing) this.schedules.start();
@@ -326,6 +335,7 @@ export class Board {
   private onSnapshot(snap: DeviceSnapshot): void {
     this.directory.apply(snap, this.self.index);
     this.hub.publish('device', snap);
+    this.mqtt.publishState();
     if (this.devicePending.has(snap.id)) return;
     this.devicePending.set(snap.id, setTimeout(() => {
       this.devicePending.delete(snap.id);
@@ -348,6 +358,7 @@ export class Board {
   }
 
   private publishCluster(): void {
+    this.mqtt.publishState();
     if (this.hub.size === 0) return;
     const v = this.view();
     const s = JSON.stringify(v);

@@ -1,0 +1,152 @@
+// MQTT bridge (SPEC §6), optional (`mqtt.url`). Every board: retained online/offline status with a
+// last will. The master: retained cluster and device state, commands on .../set through its own
+// HTTP port (the same dispatch as HTTP control), results on .../result. The broker is never on
+// the HTTP path: nothing waits for it, and nothing is queued for it while it is away (state is
+// published again on reconnect).
+import http from 'node:http';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { BoardConfig, Config } from '../shared/config.ts';
+import type { Logger } from '../shared/log.ts';
+import type { Counter, Registry } from '../shared/metrics.ts';
+
+export interface BridgeSources {
+  cluster(): unknown;
+  devices(): Array<{ id: string }>;
+}
+
+const SET_RE = /^devices\/([^/]+)\/([^/]+)\/set$/;
+const PAYLOAD_BYTES_MAX = 4096;
+
+export class MqttBridge {
+  private client: MqttClient | undefined;
+  private master = false;
+  private lastCluster = '';
+  private readonly lastDevice = new Map<string, string>();
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  private readonly commands: Counter;
+  private inflight = 0;
+
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry) {
+    this.commands = metrics.counter('ews_mqtt_commands_total', 'MQTT commands taken by this board as master, by outcome');
+    metrics.gauge('ews_mqtt_connected', 'Whether this board is connected to the MQTT broker', () => [[{}, this.client?.connected ? 1 : 0]]);
+  }
+
+  private get prefix(): string {
+    return this.cfg.mqtt!.prefix;
+  }
+
+  start(): void {
+    const m = this.cfg.mqtt;
+    if (!m) return;
+    const status = `${this.prefix}/boards/${this.self.id}/status`;
+    const c = mqtt.connect(m.url, {
+      clientId: `ews-${this.cfg.cluster.name}-${this.self.id}`,
+      will: { topic: status, payload: Buffer.from('offline'), retain: true, qos: 1 },
+      reconnectPeriod: 1000, connectTimeout: 5000, queueQoSZero: false, clean: true,
+    });
+    this.client = c;
+    c.on('connect', () => {
+      this.log.info({ url: m.url }, 'mqtt connected');
+      c.publish(status, 'online', { retain: true, qos: 1 });
+      this.lastCluster = '';
+      this.lastDevice.clear();
+      if (this.master) this.becomeMaster();
+    });
+    c.on('error', (err) => this.log.debug({ err: err.message }, 'mqtt error'));
+    c.on('offline', () => this.log.warn('mqtt broker unreachable; reconnecting'));
+    c.on('message', (topic, payload) => this.onMessage(topic, payload));
+  }
+
+  setMaster(master: boolean): void {
+    if (master === this.master) return;
+    this.master = master;
+    if (!this.client?.connected) return;
+    if (master) this.becomeMaster();
+    else this.client.unsubscribe(`${this.prefix}/devices/+/+/set`);
+  }
+
+  /** Publish what changed (the master only). Cheap when nothing did. */
+  publishState(): void {
+    const c = this.client;
+    if (!this.master || !c?.connected) return;
+    const cluster = JSON.stringify(this.src.cluster());
+    if (cluster !== this.lastCluster) {
+      this.lastCluster = cluster;
+      c.publish(`${this.prefix}/cluster`, cluster, { retain: true, qos: 0 });
+    }
+    for (const d of this.src.devices()) {
+      const s = JSON.stringify(d);
+      if (this.lastDevice.get(d.id) === s) continue;
+      this.lastDevice.set(d.id, s);
+      c.publish(`${this.prefix}/devices/${d.id}/state`, s, { retain: true, qos: 0 });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+    const c = this.client;
+    if (!c) return;
+    if (c.connected) await c.publishAsync(`${this.prefix}/boards/${this.self.id}/status`, 'offline', { retain: true, qos: 1 }).catch(() => undefined);
+    await c.endAsync(true).catch(() => undefined);
+  }
+
+  private becomeMaster(): void {
+    this.client!.subscribe(`${this.prefix}/devices/+/+/set`, { qos: 1 });
+    this.publishState();
+  }
+
+  private onMessage(topic: string, payload: Buffer): void {
+    if (!this.master || !topic.startsWith(`${this.prefix}/`)) return;
+    const m = SET_RE.exec(topic.slice(this.prefix.length + 1));
+    if (!m) return;
+    const [, device, action] = m;
+    const resultTopic = `${this.prefix}/devices/${device}/${action}/result`;
+    const fail = (status: number, message: string) => {
+      this.commands.inc({ outcome: 'rejected' });
+      this.client?.publish(resultTopic, JSON.stringify({ status, error: { code: 'BAD_REQUEST', message } }), { qos: 0 });
+    };
+    if (payload.length > PAYLOAD_BYTES_MAX) return fail(413, 'payload too large');
+    if (this.inflight >= this.cfg.limits.serialQueueMax) return fail(503, 'too many MQTT commands in progress');
+    // Payload: empty, a bare value (42, true), or {"value": …, "key": "idempotency key"}.
+    let value: unknown;
+    let key: string | undefined;
+    const text = payload.toString('utf8').trim();
+    if (text !== '') {
+      try {
+        const v: unknown = JSON.parse(text);
+        if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+          value = (v as { value?: unknown }).value;
+          const k = (v as { key?: unknown }).key;
+          if (k !== undefined) key = String(k);
+        } else value = v;
+      } catch {
+        return fail(400, 'payload must be empty, a JSON value, or {"value": …, "key": …}');
+      }
+    }
+    const body = value === undefined ? '' : JSON.stringify({ value });
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-ews-origin': 'mqtt' };
+    if (key !== undefined) headers['idempotency-key'] = key;
+    this.inflight++;
+    const req = http.request({ host: this.self.address, port: this.self.httpPort, method: 'POST', path: `/cgi-bin/devices/${encodeURIComponent(device!)}/${encodeURIComponent(action!)}`, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        this.inflight--;
+        this.commands.inc({ outcome: String(res.statusCode) });
+        let result: unknown;
+        try {
+          result = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          result = null;
+        }
+        this.client?.publish(resultTopic, JSON.stringify({ status: res.statusCode, ...(typeof result === 'object' && result !== null ? result : {}) }), { qos: 0 });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (err) => {
+      this.inflight--;
+      fail(502, err.message);
+    });
+    req.end(body);
+  }
+}

@@ -1,0 +1,76 @@
+// The MQTT bridge against a real mosquitto: retained state, last will, commands, broker outage.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import mqtt, { type MqttClient } from 'mqtt';
+import { converged, freePorts, makeCluster, waitFor, type TestCluster } from './harness.ts';
+import { mosquitto, type Broker } from '../peers/mosquitto.ts';
+import { demoDevices } from '../../node/demo.ts';
+
+const P = 'ews/test';
+
+describe('MQTT bridge', () => {
+  let c: TestCluster, broker: Broker, sub: MqttClient;
+  const seen = new Map<string, string>();
+  const got = (topic: string, pred: (v: string) => boolean = () => true) => waitFor(`${topic}`, async () => {
+    const v = seen.get(topic);
+    return v !== undefined && pred(v) ? v : undefined;
+  });
+  before(async () => {
+    const [port] = await freePorts(1);
+    broker = await mosquitto(port!);
+    c = await makeCluster(3, (cfg) => {
+      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+      cfg.mqtt = { url: broker.url, prefix: P };
+    }, { args: ['--simulate-devices'] });
+    await converged(c);
+    sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
+    sub.on('message', (t, m) => seen.set(t, m.toString()));
+    sub.on('connect', () => sub.subscribe(`${P}/#`));
+  });
+  after(async () => {
+    await sub.endAsync(true);
+    await c.stop();
+    await broker.stop();
+  });
+
+  test('retained board status, cluster and device state', async () => {
+    for (const b of ['b1', 'b2', 'b3']) await got(`${P}/boards/${b}/status`, (v) => v === 'online');
+    await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b1');
+    await fetch(`${c.boards[0]!.url}/cgi-bin/devices/pump1`);
+    const st = JSON.parse(await got(`${P}/devices/pump1/state`, (v) => JSON.parse(v).updatedAt !== null));
+    assert.deepEqual([st.id, st.online, st.boards], ['pump1', true, ['b2']]);
+  });
+
+  test('a command on .../set goes through the dispatch; the result is published; bad payloads are refused', async () => {
+    sub.publish(`${P}/devices/pump1/set-speed/set`, JSON.stringify({ value: 2100 }));
+    const r = JSON.parse(await got(`${P}/devices/pump1/set-speed/result`));
+    assert.deepEqual([r.status, r.ok, r.board, r.result], [200, true, 'b2', { speed: 2100 }]);
+    await got(`${P}/devices/pump1/state`, (v) => JSON.parse(v).points.speed === 2100);
+    sub.publish(`${P}/devices/pump1/set-speed/set`, '99999');
+    const bad = JSON.parse(await got(`${P}/devices/pump1/set-speed/result`, (v) => JSON.parse(v).status === 400));
+    assert.match(bad.error.message, /above the maximum/);
+    sub.publish(`${P}/devices/valve3/open/set`, '');
+    assert.equal(JSON.parse(await got(`${P}/devices/valve3/open/result`)).status, 200);
+  });
+
+  test('a broker outage never blocks HTTP control; the bridge reconnects', async () => {
+    await broker.stop();
+    const t0 = Date.now();
+    const r = await fetch(`${c.boards[1]!.url}/cgi-bin/devices/pump1/stop`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+    assert.equal(r.status, 200);
+    assert.ok(Date.now() - t0 < 5000);
+    seen.delete(`${P}/boards/b3/status`);
+    seen.delete(`${P}/devices/pump1/state`);
+    await broker.start();
+    await got(`${P}/boards/b3/status`, (v) => v === 'online');
+    await got(`${P}/devices/pump1/state`, (v) => JSON.parse(v).points.running === false);
+  });
+
+  test('a killed board goes offline by its last will; the new master publishes the cluster', async () => {
+    await c.kill('b1');
+    await got(`${P}/boards/b1/status`, (v) => v === 'offline');
+    await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b2');
+    sub.publish(`${P}/devices/pump1/start/set`, '');
+    await got(`${P}/devices/pump1/start/result`, (v) => JSON.parse(v).status === 200);
+  });
+});
