@@ -4,7 +4,7 @@
 import { EwsError } from '../shared/errors.ts';
 import { IdempotencyStore, type IdemRecord } from './idempotency-store.ts';
 
-export interface Captured { status: number; body: string }
+export interface Captured { status: number; body: string; headers?: Record<string, string> }
 export interface IdemOutcome extends Captured { replayed: boolean; board: number }
 
 /** Answers that mean the device was (or may have been) driven: those are final for the key. */

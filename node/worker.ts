@@ -45,7 +45,7 @@ export class Worker {
   private async device(x: ExecRequest, path: string, res: ServerResponse): Promise<void> {
     const key = x.headers['idempotency-key'];
     const reply = (c: Captured, extra: Record<string, string> = {}) => {
-      res.writeHead(c.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.body), 'cache-control': 'no-store', ...extra });
+      res.writeHead(c.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.body), 'cache-control': 'no-store', ...c.headers, ...extra });
       res.end(c.body);
     };
     if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.cfg, this.board, this.devices, x, path));

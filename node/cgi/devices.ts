@@ -13,7 +13,9 @@ export async function deviceCgi(cfg: Config, board: BoardConfig, devices: Device
     return { status: 200, body: JSON.stringify(await run(cfg, board, devices, x, path)) };
   } catch (e) {
     const r = errorResponse(e);
-    return { status: r.status, body: r.body };
+    const headers: Record<string, string> = {};
+    if (r.headers['retry-after']) headers['retry-after'] = r.headers['retry-after'];
+    return { status: r.status, body: r.body, headers };
   }
 }
 

@@ -71,3 +71,41 @@ describe('devices through the cluster', () => {
     assert.equal(list[0]!.points.speed, 2400);
   });
 });
+
+describe('a device on a real pty behind a board', () => {
+  test('unplugged: 503 with Retry-After and offline in /api/devices; replugged: back by itself', async () => {
+    const { ptyPair, ptyWire } = await import('../devices/pty.ts');
+    const { PumpSimulator } = await import('../../node/devices/simulators/pump.ts');
+    const pty = await ptyPair();
+    let dev = await ptyWire(pty.b);
+    const sim = new PumpSimulator(1).attach(dev.wire);
+    const c = await makeCluster(2, (cfg) => {
+      const pump = (demoDevices(['b1', 'b2']) as Array<Record<string, unknown>>)[0]!;
+      cfg.devices = [{ ...pump, simulate: undefined, attach: [{ board: 'b2', port: pty.a }] }];
+      cfg.limits = { serialBackoffMaxMs: 200 };
+    });
+    try {
+      await converged(c);
+      const url = `${c.boards[0]!.url}/cgi-bin/devices/pump1`;
+      await waitFor('pump answers', async () => (await fetch(url)).status === 200);
+      await dev.close();
+      await pty.kill();
+      const r = await waitFor('offline answer', async () => {
+        const x = await fetch(url);
+        return x.status === 503 ? x : undefined;
+      });
+      assert.equal(r.headers.get('retry-after'), '2');
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'DEVICE_OFFLINE');
+      await waitFor('listed offline', async () => (await getJson<Array<{ online: boolean }>>(`${c.boards[0]!.url}/api/devices`))[0]!.online === false);
+      await pty.restart();
+      dev = await ptyWire(pty.b);
+      sim.attach(dev.wire);
+      await waitFor('back by itself', async () => (await fetch(url)).status === 200);
+      await waitFor('listed online', async () => (await getJson<Array<{ online: boolean }>>(`${c.boards[0]!.url}/api/devices`))[0]!.online === true);
+    } finally {
+      await c.stop();
+      await dev.close();
+      await pty.kill();
+    }
+  });
+});
