@@ -72,19 +72,18 @@ async function clusterRoundTrip() {
   }
 }
 
-/** Sequential transactions on one port for `seconds`. */
-async function opsPerSecond(m: DeviceManager, seconds: number): Promise<{ readsPerS: number; transactionsPerS: number }> {
-  const until = performance.now() + seconds * 1000;
-  let reads = 0;
-  const w = m.worker('/dev/ttyBENCH');
-  const before = w?.transactions ?? 0;
+/** Back-to-back reads on one port for `seconds`: reads and Modbus transactions per second. */
+async function opsPerSecond(m: DeviceManager, port: string, seconds: number): Promise<{ readsPerS: number; transactionsPerS: number }> {
+  const w = m.worker(port)!;
+  const before = w.transactions;
   const t0 = performance.now();
-  while (performance.now() < until) {
+  let reads = 0;
+  while (performance.now() - t0 < seconds * 1000) {
     await m.read('pump', 'control');
     reads++;
   }
   const s = (performance.now() - t0) / 1000;
-  return { readsPerS: Math.round(reads / s), transactionsPerS: Math.round(((w?.transactions ?? 0) - before) / s) };
+  return { readsPerS: Math.round(reads / s), transactionsPerS: Math.round((w.transactions - before) / s) };
 }
 
 async function perPort() {
@@ -96,7 +95,7 @@ async function perPort() {
     const m = new DeviceManager(cfg.devices, 0, simulatedPortFactory(cfg.devices, 0).factory, silentLogger, { queueMax: 8, backoffMaxMs: 200 });
     m.start();
     await waitFor('mock online', async () => m.snapshots()[0]!.online);
-    out.mockBinding = await opsPerSecond(m, 2);
+    out.mockBinding = await opsPerSecond(m, '/dev/ttyBENCH', 2);
     m.stop();
   }
   // A real pty pair through socat, simulator on the far end.
@@ -109,16 +108,7 @@ async function perPort() {
     const m = new DeviceManager(cfg.devices, 0, openRealPort, silentLogger, { queueMax: 8, backoffMaxMs: 200 });
     m.start();
     await waitFor('pty online', async () => m.snapshots()[0]!.online);
-    const w = m.worker(pty.a)!;
-    const before = w.transactions;
-    const t0 = performance.now();
-    let reads = 0;
-    while (performance.now() - t0 < 2000) {
-      await m.read('pump', 'control');
-      reads++;
-    }
-    const s = (performance.now() - t0) / 1000;
-    out.pty = { readsPerS: Math.round(reads / s), transactionsPerS: Math.round((w.transactions - before) / s) };
+    out.pty = await opsPerSecond(m, pty.a, 2);
     m.stop();
     await wire.close();
     await pty.kill();

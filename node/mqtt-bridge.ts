@@ -8,6 +8,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import { postToSelf } from './loopback.ts';
 
 export interface BridgeSources {
   cluster(): unknown;
@@ -123,30 +124,20 @@ export class MqttBridge {
         return fail(400, 'payload must be empty, a JSON value, or {"value": …, "key": …}');
       }
     }
-    const body = value === undefined ? '' : JSON.stringify({ value });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-ews-origin': 'mqtt' };
+    const headers: Record<string, string> = { 'x-ews-origin': 'mqtt' };
     if (key !== undefined) headers['idempotency-key'] = key;
     this.inflight++;
-    const req = http.request({ host: this.self.address, port: this.self.httpPort, method: 'POST', path: `/cgi-bin/devices/${encodeURIComponent(device!)}/${encodeURIComponent(action!)}`, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => {
-        this.inflight--;
-        this.commands.inc({ outcome: String(res.statusCode) });
-        let result: unknown;
-        try {
-          result = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          result = null;
-        }
-        this.client?.publish(resultTopic, JSON.stringify({ status: res.statusCode, ...(typeof result === 'object' && result !== null ? result : {}) }), { qos: 0 });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => {
+    const path = `/cgi-bin/devices/${encodeURIComponent(device!)}/${encodeURIComponent(action!)}`;
+    void postToSelf(this.self, this.agent, path, value === undefined ? '' : JSON.stringify({ value }), headers, this.cfg.limits.requestTimeoutMs).then((r) => {
       this.inflight--;
-      fail(502, err.message);
+      this.commands.inc({ outcome: String(r.status) });
+      let result: unknown;
+      try {
+        result = JSON.parse(r.body);
+      } catch {
+        result = null;
+      }
+      this.client?.publish(resultTopic, JSON.stringify({ status: r.status, ...(typeof result === 'object' && result !== null ? result : {}) }), { qos: 0 });
     });
-    req.end(body);
   }
 }

@@ -6,6 +6,7 @@ import { createTask, type ScheduledTask } from 'node-cron';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import { postToSelf } from './loopback.ts';
 
 export class Schedules {
   private tasks: ScheduledTask[] = [];
@@ -36,31 +37,16 @@ export class Schedules {
     this.tasks = [];
   }
 
-  private fire(i: number, at: Date): Promise<void> {
+  private async fire(i: number, at: Date): Promise<void> {
     const s = this.cfg.schedules[i]!;
     const path = `/cgi-bin/devices/${encodeURIComponent(s.device)}/${encodeURIComponent(s.action)}`;
-    const body = s.value === undefined ? '' : JSON.stringify({ value: s.value });
-    const headers: Record<string, string> = { 'x-ews-origin': 'schedule', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const headers: Record<string, string> = { 'x-ews-origin': 'schedule' };
     // An action gets a key per tick: if two masters overlap for a moment after a partition heals,
     // the device still runs it once.
     if (s.action !== 'read') headers['idempotency-key'] = `schedule-${i}-${Math.floor(at.getTime() / 1000)}`;
-    return new Promise((resolve) => {
-      const req = http.request({ host: this.self.address, port: this.self.httpPort, method: 'POST', path, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          this.runs.inc({ schedule: i, status: res.statusCode ?? 0 });
-          if ((res.statusCode ?? 500) >= 400) this.log.warn({ schedule: i, device: s.device, action: s.action, status: res.statusCode }, 'scheduled job failed');
-          resolve();
-        });
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', (err) => {
-        this.runs.inc({ schedule: i, status: 0 });
-        this.log.warn({ schedule: i, err: err.message }, 'scheduled job failed');
-        resolve();
-      });
-      req.end(body);
-    });
+    const r = await postToSelf(this.self, this.agent, path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.cfg.limits.requestTimeoutMs);
+    this.runs.inc({ schedule: i, status: r.status });
+    if (r.status === 0 || r.status >= 400) this.log.warn({ schedule: i, device: s.device, action: s.action, status: r.status }, 'scheduled job failed');
   }
 
   close(): void {
