@@ -21,7 +21,7 @@ import { Worker, type ExecRequest } from './worker.ts';
 import { DeviceManager, type DeviceSnapshot } from './devices/device-manager.ts';
 import { DeviceDirectory, parseSnapshot } from './devices/device-directory.ts';
 import { openRealPort } from './devices/serial-line.ts';
-import { simulatedPortFactory } from './devices/simulated-ports.ts';
+import { simulatedPortFactory, type SimulatedPorts } from './devices/simulated-ports.ts';
 import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { Schedules } from './schedules.ts';
@@ -54,6 +54,7 @@ export class Board {
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
   readonly idem: IdempotentExecutor;
+  private readonly simulated: SimulatedPorts | undefined;
   private readonly schedules: Schedules;
   private readonly mqtt: MqttBridge;
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
@@ -80,8 +81,8 @@ export class Board {
     const clock = opts.clock ?? systemClock;
     this.clock = clock;
     this.log = opts.log ?? createLogger({ board: self.id });
-    const ports = opts.simulateDevices ? simulatedPortFactory(cfg.devices, self.index).factory : openRealPort;
-    this.devices = new DeviceManager(cfg.devices, self.index, ports, this.log, { queueMax: cfg.limits.serialQueueMax, backoffMaxMs: cfg.limits.serialBackoffMaxMs });
+    this.simulated = opts.simulateDevices ? simulatedPortFactory(cfg.devices, self.index) : undefined;
+    this.devices = new DeviceManager(cfg.devices, self.index, this.simulated?.factory ?? openRealPort, this.log, { queueMax: cfg.limits.serialQueueMax, backoffMaxMs: cfg.limits.serialBackoffMaxMs });
     this.directory = new DeviceDirectory(cfg.devices);
     this.devices.on('snapshot', (snap) => this.onSnapshot(snap));
     const idemStore = new IdempotencyStore(cfg.limits.idempotencyKeysMax, cfg.limits.idempotencyTtlMs);
@@ -192,6 +193,16 @@ export class Board {
     this.link.setCut(cut);
     if (cut) for (const s of this.sockets) s.destroy();
     this.log.warn({ cut }, cut ? 'network cut' : 'network restored');
+  }
+
+  /** Demo: pull or replug a simulated device's cable on this board. Returns false if it is not here. */
+  setDevicePlugged(deviceId: string, plugged: boolean): boolean {
+    const at = this.cfg.devices.find((d) => d.id === deviceId)?.attach.find((a) => a.board === this.self.index);
+    if (!at || !this.simulated) return false;
+    if (plugged) this.simulated.plug(at.port);
+    else this.simulated.unplug(at.port);
+    this.log.warn({ device: deviceId, plugged }, plugged ? 'device plugged back in' : 'device unplugged');
+    return true;
   }
 
   async close(): Promise<void> {

@@ -42,7 +42,9 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
   }
   // The demo drives a board's "cable" over the IPC channel.
   process.on('message', (m: unknown) => {
-    if (typeof m === 'object' && m !== null && 'cut' in m) board.setCut(Boolean((m as { cut: unknown }).cut));
+    if (typeof m !== 'object' || m === null) return;
+    if ('cut' in m) board.setCut(Boolean((m as { cut: unknown }).cut));
+    if ('device' in m && 'plugged' in m) board.setDevicePlugged(String((m as { device: unknown }).device), Boolean((m as { plugged: unknown }).plugged));
   });
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();

@@ -91,7 +91,7 @@ export async function runDemo(n: number): Promise<number> {
   say(`  curl -X POST -H 'content-type: application/json' -d '{"value":2400}' ${u}/cgi-bin/devices/pump1/set-speed`);
   say(`  curl -X POST ${u}/cgi-bin/devices/valve3/open              the valve (line protocol) then moves at 50 %/s`);
   say(`  curl -i ${u}/cgi-bin/devices/room                        a sensor attached to two boards`);
-  say('commands: pull ID | plug ID | status | quit');
+  say('commands: pull BOARD | plug BOARD | unplug DEVICE | replug DEVICE | status | quit');
 
   // Announce every change of master, as seen by any board that is plugged in.
   const watch = setInterval(async () => {
@@ -129,12 +129,16 @@ export async function runDemo(n: number): Promise<number> {
         });
         return;
       }
+      if ((cmd === 'unplug' || cmd === 'replug') && id) {
+        for (const x of children) x.proc.send({ device: id, plugged: cmd === 'replug' });
+        return say(`${id}: serial cable ${cmd === 'unplug' ? 'pulled' : 'plugged back in'}`);
+      }
       if ((cmd === 'pull' || cmd === 'plug') && c) {
         c.cut = cmd === 'pull';
         c.proc.send({ cut: c.cut });
         return say(`${c.id}: cable ${c.cut ? 'pulled' : 'plugged back in'}`);
       }
-      if (cmd) say('commands: pull ID | plug ID | status | quit');
+      if (cmd) say('commands: pull BOARD | plug BOARD | unplug DEVICE | replug DEVICE | status | quit');
     });
   });
 }

@@ -9,8 +9,18 @@ import type { Simulator } from './simulators/simulator.ts';
 
 interface MockBinding { write(b: Buffer): Promise<void>; emitData(b: Buffer): void; isOpen: boolean }
 
-export function simulatedPortFactory(devices: readonly DeviceConfig[], board: number): { factory: PortFactory; simulators: Map<string, Simulator> } {
+export interface SimulatedPorts {
+  factory: PortFactory;
+  simulators: Map<string, Simulator>;
+  /** Pull the device's cable: the port closes and cannot be opened until `plug`. */
+  unplug(path: string): void;
+  plug(path: string): void;
+}
+
+export function simulatedPortFactory(devices: readonly DeviceConfig[], board: number): SimulatedPorts {
   const simulators = new Map<string, Simulator>();
+  const unplugged = new Set<string>();
+  const open = new Map<string, SerialPortMock>();
   for (const d of devices) {
     const at = d.attach.find((a) => a.board === board);
     if (!at || !d.simulate || simulators.has(at.port)) continue;
@@ -21,7 +31,9 @@ export function simulatedPortFactory(devices: readonly DeviceConfig[], board: nu
   const factory: PortFactory = (path, s) => {
     const sim = simulators.get(path);
     if (!sim) throw new Error(`no simulator for ${path} (set "simulate" on its device)`);
+    if (unplugged.has(path)) throw new Error(`${path}: no such device (unplugged)`);
     const port = new SerialPortMock({ path, baudRate: s.baudRate, autoOpen: false });
+    open.set(path, port);
     let binding: MockBinding | undefined;
     let onData: ((d: Buffer) => void) | undefined;
     port.on('open', () => {
@@ -35,5 +47,15 @@ export function simulatedPortFactory(devices: readonly DeviceConfig[], board: nu
     sim.attach({ write: (d) => (binding?.isOpen ? binding.emitData(d) : undefined), onData: (cb) => (onData = cb) });
     return port as unknown as PortLike;
   };
-  return { factory, simulators };
+  return {
+    factory, simulators,
+    unplug(path) {
+      unplugged.add(path);
+      const p = open.get(path);
+      if (p?.isOpen) p.close();
+    },
+    plug(path) {
+      unplugged.delete(path);
+    },
+  };
 }

@@ -85,6 +85,11 @@ describe('Modbus RTU pump over a pty', () => {
     assert.equal(await code(m.read('pump1', 'control')), 'ok', 'garbage once: retried');
     sim.faults.partial = 1;
     assert.equal(await code(m.read('pump1', 'control')), 'ok', 'partial once: timed out, retried');
+    sim.faults.badCrc = 1;
+    assert.equal(await code(m.read('pump1', 'control')), 'ok', 'bad CRC once: retried');
+    sim.faults.badCrc = 10;
+    await assert.rejects(m.read('pump1', 'control'), (e: EwsError) => e.code === 'DEVICE_ERROR' && e.status === 502 && /bad CRC/.test(e.message));
+    sim.faults.badCrc = 0;
     sim.faults.garbage = 10;
     assert.equal(await code(m.read('pump1', 'control')), 'DEVICE_ERROR');
     sim.faults.garbage = 0;

@@ -51,7 +51,7 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
   p.stdout!.on('data', (d) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
   try {
-    await waitFor(/commands: pull ID/);
+    await waitFor(/commands: pull BOARD/);
     assert.match(out, new RegExp(`ews1  http://127\\.0\\.0\\.1:${http}/`));
     const r = await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/echo?ms=1`);
     assert.equal(r.status, 200);

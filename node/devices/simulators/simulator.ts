@@ -14,9 +14,11 @@ export interface Faults {
   garbage: number;
   /** Send only the first half of this many answers. */
   partial: number;
+  /** Corrupt the last byte (the CRC, for Modbus) of this many answers. */
+  badCrc: number;
 }
 
-export const noFaults = (): Faults => ({ delayMs: 0, drop: 0, garbage: 0, partial: 0 });
+export const noFaults = (): Faults => ({ delayMs: 0, drop: 0, garbage: 0, partial: 0, badCrc: 0 });
 
 export abstract class Simulator {
   faults: Faults = noFaults();
@@ -61,6 +63,10 @@ export abstract class Simulator {
     } else if (f.partial > 0) {
       f.partial--;
       out = a.subarray(0, Math.max(1, a.length >> 1));
+    } else if (f.badCrc > 0) {
+      f.badCrc--;
+      out = Buffer.from(a);
+      out[out.length - 1] = out[out.length - 1]! ^ 0x5a;
     }
     const send = () => this.wire?.write(out);
     if (f.delayMs > 0) setTimeout(send, f.delayMs).unref();
