@@ -72,9 +72,12 @@ export async function runDemo(n: number): Promise<number> {
   const deadline = Date.now() + 15_000;
   let master: string | null = null;
   let term = -1;
+  // Up means every board answers and they agree on the master.
   while (Date.now() < deadline && master === null) {
     await new Promise((r) => setTimeout(r, 100));
-    master = await readMaster(children[0]!.url).then((v) => v?.master ?? null, () => null);
+    const views = await Promise.all(children.map((c) => readMaster(c.url).catch(() => undefined)));
+    const m = views[0]?.master ?? null;
+    if (m !== null && views.every((v) => v?.master === m)) master = m;
   }
   if (master === null) {
     say(`the cluster did not come up; see ${logFile}`);
