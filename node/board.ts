@@ -163,7 +163,7 @@ export class Board {
       });
     });
     await b.vip?.releaseStale();
-    b.mqtt.start();
+    void b.mqtt.start();
     await b.link.start();
     b.devices.start();
     // Boards that join later learn the readings from the next refresh.

@@ -4,7 +4,7 @@
 // the HTTP path: nothing waits for it, and nothing is queued for it while it is away (state is
 // published again on reconnect).
 import http from 'node:http';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
@@ -36,9 +36,11 @@ export class MqttBridge {
     return this.cfg.mqtt!.prefix;
   }
 
-  start(): void {
+  /** Connects in the background; boards without `mqtt.url` never even load the MQTT client. */
+  async start(): Promise<void> {
     const m = this.cfg.mqtt;
     if (!m) return;
+    const { default: mqtt } = await import('mqtt');
     const status = `${this.prefix}/boards/${this.self.id}/status`;
     const c = mqtt.connect(m.url, {
       clientId: `ews-${this.cfg.cluster.name}-${this.self.id}`,

@@ -1,7 +1,6 @@
 // One serial port, kept open: opens it, notices when it goes away (USB unplug, pty closed) and
 // reopens it with bounded exponential backoff. Data and state changes come out as events.
 import { EventEmitter } from 'node:events';
-import { SerialPort } from 'serialport';
 import type { SerialSettings } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -19,10 +18,13 @@ export interface PortLike {
   on(event: 'error', cb: (err: Error) => void): this;
   removeAllListeners(): this;
 }
-export type PortFactory = (path: string, settings: SerialSettings) => PortLike;
+export type PortFactory = (path: string, settings: SerialSettings) => PortLike | Promise<PortLike>;
 
-export const openRealPort: PortFactory = (path, s) =>
-  new SerialPort({ path, baudRate: s.baudRate, parity: s.parity, dataBits: s.dataBits, stopBits: s.stopBits, autoOpen: false }) as unknown as PortLike;
+/** serialport (~8 MB of RSS with its native binding) loads only when a board opens a real port. */
+export const openRealPort: PortFactory = async (path, s) => {
+  const { SerialPort } = await import('serialport');
+  return new SerialPort({ path, baudRate: s.baudRate, parity: s.parity, dataBits: s.dataBits, stopBits: s.stopBits, autoOpen: false }) as unknown as PortLike;
+};
 
 export interface SerialLineEvents { online: []; offline: [reason: string]; data: [chunk: Buffer] }
 
@@ -86,12 +88,20 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
   private tryOpen(): void {
     if (this.stopped) return;
     this.retry = undefined;
-    let p: PortLike;
+    let made: PortLike | Promise<PortLike>;
     try {
-      p = this.factory(this.path, this.settings);
+      made = this.factory(this.path, this.settings);
     } catch (e) {
       return this.scheduleReopen(`cannot create port: ${(e as Error).message}`);
     }
+    Promise.resolve(made).then(
+      (p) => this.opened(p),
+      (e: unknown) => this.scheduleReopen(`cannot create port: ${(e as Error).message}`),
+    );
+  }
+
+  private opened(p: PortLike): void {
+    if (this.stopped) return;
     this.port = p;
     p.on('error', (err) => this.log.debug({ path: this.path, err: err.message }, 'serial error'));
     p.open((err) => {

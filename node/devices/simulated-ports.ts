@@ -1,6 +1,5 @@
 // Serial ports answered by in-process simulators (serialport's mock binding): the demo's devices
 // work with no hardware and no system packages. One simulator per port path, kept across reopens.
-import { SerialPortMock } from 'serialport';
 import type { DeviceConfig } from '../../shared/device-config.ts';
 import type { PortFactory, PortLike } from './serial-line.ts';
 import { PumpSimulator } from './simulators/pump.ts';
@@ -20,20 +19,26 @@ export interface SimulatedPorts {
 export function simulatedPortFactory(devices: readonly DeviceConfig[], board: number): SimulatedPorts {
   const simulators = new Map<string, Simulator>();
   const unplugged = new Set<string>();
-  const open = new Map<string, SerialPortMock>();
+  const open = new Map<string, PortLike>();
   for (const d of devices) {
     const at = d.attach.find((a) => a.board === board);
     if (!at || !d.simulate || simulators.has(at.port)) continue;
     const sim = d.simulate === 'pump' ? new PumpSimulator(d.driver === 'modbus-rtu' ? d.unitId : 1) : d.simulate === 'valve' ? new ValveSimulator(d.driver === 'line' ? d.eol : '\n') : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
     simulators.set(at.port, sim);
-    SerialPortMock.binding.createPort(at.port, { echo: false, record: false });
   }
-  const factory: PortFactory = (path, s) => {
+  let created = false;
+  const factory: PortFactory = async (path, s) => {
+    // Imported on first use (like the real binding), so boards without devices never load serialport.
+    const { SerialPortMock } = await import('serialport');
+    if (!created) {
+      created = true;
+      for (const p of simulators.keys()) SerialPortMock.binding.createPort(p, { echo: false, record: false });
+    }
     const sim = simulators.get(path);
     if (!sim) throw new Error(`no simulator for ${path} (set "simulate" on its device)`);
     if (unplugged.has(path)) throw new Error(`${path}: no such device (unplugged)`);
     const port = new SerialPortMock({ path, baudRate: s.baudRate, autoOpen: false });
-    open.set(path, port);
+    open.set(path, port as unknown as PortLike);
     let binding: MockBinding | undefined;
     let onData: ((d: Buffer) => void) | undefined;
     port.on('open', () => {
