@@ -15,6 +15,7 @@ import { createScheduler, type QueueItem, type Scheduler } from './scheduler.ts'
 import { leastConnection } from './least-connection.ts';
 import { deviceTarget } from './device-route.ts';
 import { KEY_RE, requestHash, type IdempotencyStore } from '../node/idempotency-store.ts';
+import { TREES } from '../node/ui/site.ts';
 
 export interface Pending extends QueueItem {
   readonly req: IncomingMessage;
@@ -37,7 +38,7 @@ export interface IntakeDeps {
   /** Send a core decision batch out (the cluster link). */
   apply(r: Ready): void;
   /** Execute on this board (the master is a worker too). Resolves when the answer is over. */
-  executeLocal(p: { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer; cls: string; id: number; signal: AbortSignal }, res: ServerResponse): Promise<void>;
+  executeLocal(p: { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer; cls: string; tree: number; id: number; signal: AbortSignal }, res: ServerResponse): Promise<void>;
   /** Whether this board's network is cut (demo / tests). */
   isCut(): boolean;
   metrics: Registry;
@@ -148,6 +149,18 @@ export class Intake {
     }
   }
 
+  /** The queue and what went through it, per class (for the UI's chart). */
+  stats(): { at: number; classes: Array<{ name: string; queued: number; served: number; shed: number; expired: number }> } {
+    return {
+      at: Date.now(),
+      classes: this.d.cfg.classes.map((c, i) => ({
+        name: c.name, queued: this.scheduler.size(i),
+        served: this.outcomes.get({ class: c.name, outcome: 'served' }) + this.outcomes.get({ class: c.name, outcome: 'replayed' }),
+        shed: this.outcomes.get({ class: c.name, outcome: 'shed' }), expired: this.outcomes.get({ class: c.name, outcome: 'expired' }),
+      })),
+    };
+  }
+
   /** Step-down: hand back everything still queued (the caller passes it to the new master). */
   drain(): Pending[] {
     return this.scheduler.drain().filter((p) => !p.done);
@@ -183,10 +196,12 @@ export class Intake {
     };
     const method = p.req.method ?? 'GET';
     const url = p.req.url ?? '/';
+    // The content level for this request: the best until content adaptation (QoS) chooses.
+    const tree = TREES;
 
     if (board === this.d.self) {
       this.d
-        .executeLocal({ method, url, headers: p.req.headers, body: p.body, cls: clsName, id, signal: p.abort.signal }, p.res)
+        .executeLocal({ method, url, headers: p.req.headers, body: p.body, cls: clsName, tree, id, signal: p.abort.signal }, p.res)
         .catch((err: unknown) => sendError(p.res, err))
         .finally(() => {
           p.done = true;
@@ -198,7 +213,7 @@ export class Intake {
 
     const target = cfg.boards[board]!;
     const headers: Record<string, string | string[]> = endToEndHeaders(p.req.headers);
-    headers[DISPATCH_HEADER] = signDispatch(cfg.cluster.key, method, url, { master: this.d.self, term: core.term, id, cls: clsName }, p.body);
+    headers[DISPATCH_HEADER] = signDispatch(cfg.cluster.key, method, url, { master: this.d.self, term: core.term, id, cls: clsName, tree }, p.body);
     headers['content-length'] = String(p.body.length);
     headers['x-forwarded-for'] = p.req.socket.remoteAddress ?? '';
     const up = http.request({ host: target.address, port: target.httpPort, method, path: url, headers, agent: this.agents[board], timeout: cfg.limits.requestTimeoutMs });

@@ -25,7 +25,15 @@ import { simulatedPortFactory, type SimulatedPorts } from './devices/simulated-p
 import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { Schedules } from './schedules.ts';
+import { AuthGuard, clusterOrigins, COOKIE, needFor } from './auth/guard.ts';
+import { SessionSigner } from './auth/session.ts';
+import { RateLimiter } from './auth/rate-limit.ts';
+import { hashPassword, verifyPassword } from './auth/password.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
+
+let dummy: Promise<string> | undefined;
+/** A valid hash nobody's password matches, so unknown users cost the same scrypt as known ones. */
+const dummyHash = (): Promise<string> => (dummy ??= hashPassword(`no-such-user-${Math.random()}`));
 
 export interface BoardOptions {
   cfg: Config;
@@ -40,7 +48,7 @@ export interface ClusterView {
   cluster: string;
   master: string | null;
   term: number;
-  boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
+  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
 }
 
 export class Board {
@@ -57,6 +65,10 @@ export class Board {
   private readonly simulated: SimulatedPorts | undefined;
   private readonly schedules: Schedules;
   private readonly mqtt: MqttBridge;
+  private readonly guard: AuthGuard;
+  private readonly loginByClient = new RateLimiter(10, 10);
+  private readonly loginByUser = new RateLimiter(5, 5);
+  private readonly securityHeaders: Record<string, string>;
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
@@ -94,6 +106,15 @@ export class Board {
     });
     this.worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     this.schedules = new Schedules(cfg, self, this.log, this.metrics);
+    this.guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key));
+    const others = [...clusterOrigins(cfg)].filter((o) => o.startsWith('http://')).join(' ');
+    this.securityHeaders = {
+      'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'same-origin',
+      'cross-origin-opener-policy': 'same-origin',
+    };
     this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, this.log, this.metrics);
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
@@ -102,7 +123,7 @@ export class Board {
     this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), this.metrics, this.log, (ev) => this.onEvents(ev));
     this.intake = new Intake({
       cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
-      executeLocal: (p, res) => this.execute(p.id, { method: p.method, url: p.url, headers: p.headers, body: p.body, cls: p.cls, signal: p.signal }, res),
+      executeLocal: (p, res) => this.execute(p.id, { method: p.method, url: p.url, headers: p.headers, body: p.body, cls: p.cls, tree: p.tree, signal: p.signal }, res),
       isCut: () => this.link.isCut, metrics: this.metrics, log: this.log, idempotency: this.idem.store,
     });
     this.link.afterApply = () => this.intake.pump();
@@ -184,7 +205,7 @@ export class Board {
       cluster: this.cfg.cluster.name,
       master: m >= 0 ? this.cfg.boards[m]!.id : null,
       term: core.term,
-      boards: this.cfg.boards.map((b) => ({ id: b.id, address: b.address, linknum: t?.linknum[b.index] ?? 0, runstate: t?.runstate[b.index] ?? 0, role: b.index === m ? 'master' : 'node' })),
+      boards: this.cfg.boards.map((b) => ({ id: b.id, address: b.address, url: `http://${b.address}:${b.httpPort}`, linknum: t?.linknum[b.index] ?? 0, runstate: t?.runstate[b.index] ?? 0, role: b.index === m ? 'master' : 'node' })),
     };
   }
 
@@ -233,33 +254,101 @@ export class Board {
     if (this.closing) throw new EwsError('SHUTTING_DOWN');
     const url = req.url ?? '/';
     if (req.headers[DISPATCH_HEADER] !== undefined) return this.onForwarded(req, res);
+    for (const [k, v] of Object.entries(this.securityHeaders)) res.setHeader(k, v);
+    // The UI fails over between boards: the cluster's own origins may call any board.
+    const origin = req.headers.origin;
+    if (origin && this.guard.allowedOrigin(origin)) {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('access-control-allow-credentials', 'true');
+      res.setHeader('vary', 'Origin');
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, { 'access-control-allow-methods': 'GET, POST', 'access-control-allow-headers': 'content-type, x-csrf-token, idempotency-key, authorization', 'access-control-max-age': '600' });
+        return void res.end();
+      }
+    }
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    if (req.method === 'GET') {
+    const method = req.method ?? 'GET';
+    const now = Date.now();
+    const core = this.link.core;
+    if (method === 'GET') {
       switch (path) {
-        case '/healthz': {
-          const c = this.link.core;
-          return sendJson(res, 200, { board: this.self.id, role: c.role === 'master' ? 'master' : 'node', state: c.role, term: c.term, master: c.master >= 0 ? this.cfg.boards[c.master]!.id : null });
-        }
-        case '/api/cluster':
-          return sendJson(res, 200, this.view());
+        case '/healthz':
+          return sendJson(res, 200, { board: this.self.id, role: core.role === 'master' ? 'master' : 'node', state: core.role, term: core.term, master: core.master >= 0 ? this.cfg.boards[core.master]!.id : null });
         case '/metrics': {
           const text = this.metrics.render();
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
           return void res.end(text);
         }
+        case '/api/session':
+          return this.session(req, res);
+        case '/api/cluster':
+          this.guard.check(req, 'viewer', now);
+          return sendJson(res, 200, this.view());
         case '/api/events':
+          this.guard.check(req, 'viewer', now);
           this.hub.add(res, [['cluster', this.view()]]);
           this.startHubTimer();
           return;
+        case '/api/stats':
+          // The master's queue: answered by the master itself, never queued.
+          if (core.role === 'master') {
+            this.guard.check(req, 'viewer', now);
+            return sendJson(res, 200, this.intake.stats());
+          }
       }
     }
+    if (method === 'POST' && path === '/api/login') return this.login(req, res);
+    if (method === 'POST' && path === '/api/logout') return this.logout(req, res);
     const body = await readBody(req, this.cfg.limits.maxBodyBytes);
-    const core = this.link.core;
-    if (core.role === 'master') return this.intake.handle(req, res, body);
+    if (core.role === 'master') {
+      // Checked before anything is queued: the queue holds only requests that may run.
+      this.guard.check(req, needFor(method, path), now);
+      return this.intake.handle(req, res, body);
+    }
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
     if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');
     this.passToMaster(req, res, body);
+  }
+
+  // ---- sessions ----
+
+  private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = this.cfg.auth;
+    if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site login refused');
+    const raw = await readBody(req, 4096);
+    let name = '', password = '';
+    try {
+      const b = JSON.parse(raw.toString('utf8')) as { name?: unknown; password?: unknown };
+      if (typeof b.name === 'string' && typeof b.password === 'string' && b.name.length <= 128 && b.password.length <= 1024) ({ name, password } = b as { name: string; password: string });
+    } catch {
+      /* handled below */
+    }
+    if (!name) throw new EwsError('BAD_REQUEST', 'send {"name": …, "password": …}');
+    const now = Date.now();
+    const wait = Math.max(this.loginByClient.take(req.socket.remoteAddress ?? '?', now), this.loginByUser.take(name, now));
+    if (wait > 0) throw new EwsError('RATE_LIMITED', undefined, { retryAfterS: wait });
+    if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
+    const user = auth.users.find((u) => u.name === name);
+    // The same scrypt work whether or not the user exists.
+    const ok = (await verifyPassword(password, user?.passwordHash ?? (await dummyHash()))) && user !== undefined;
+    if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
+    const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);
+    const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
+    res.setHeader('set-cookie', `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${auth.sessionTtlS}${secure}`);
+    sendJson(res, 200, { token, role: user.role, user: user.name, csrf: this.guard.signer.csrf(session), expiresAt: session.exp * 1000 });
+  }
+
+  private logout(req: IncomingMessage, res: ServerResponse): void {
+    if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site logout refused');
+    res.setHeader('set-cookie', `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
+    sendJson(res, 200, { ok: true });
+  }
+
+  private session(req: IncomingMessage, res: ServerResponse): void {
+    const p = this.guard.principal(req, Date.now());
+    if (!p) throw new EwsError('UNAUTHENTICATED', 'not logged in');
+    sendJson(res, 200, { user: p.user, role: p.role, csrf: p.session ? this.guard.signer.csrf(p.session) : '', expiresAt: p.session ? p.session.exp * 1000 : null, open: p.via === 'open' });
   }
 
   /** A request the master dispatched to this board. */
@@ -282,7 +371,7 @@ export class Board {
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    await this.execute(d.id, { method, url, headers: req.headers, body, cls: d.cls, signal: ac.signal }, res);
+    await this.execute(d.id, { method, url, headers: req.headers, body, cls: d.cls, tree: d.tree, signal: ac.signal }, res);
   }
 
   /** Run a request here: ACK on start, REPORT when the answer is over. */
@@ -301,6 +390,8 @@ export class Board {
   private passToMaster(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const m = this.cfg.boards[this.link.core.master]!;
     const headers: Record<string, string | string[]> = endToEndHeaders(req.headers);
+    // The master checks origins against the Host the browser used.
+    if (req.headers.host) headers.host = req.headers.host;
     headers['x-ews-via'] = this.self.id;
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
     headers['content-length'] = String(body.length);

@@ -3,13 +3,15 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { runDemo } from './demo.ts';
+import { hashPassword } from './auth/password.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
             [--simulate-devices]         answer device ports with their configured simulators
   ews demo [--boards N]                  a local N-board cluster on 127.0.0.1 (default 3)
   ews check-config --config FILE         validate; exit 2 listing every problem
-  ews status --url URL                   print the cluster's state table`;
+  ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
+  ews hash-password                      read a password on stdin, print its hash for auth.users[]`;
 
 function fail(msg: string, code = 2): number {
   process.stderr.write(`${msg}\n`);
@@ -56,11 +58,31 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
   return 0;
 }
 
-async function status(url: string | undefined): Promise<number> {
+async function readStdin(maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of process.stdin) {
+    n += (c as Buffer).length;
+    if (n > maxBytes) break;
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function hashPasswordCmd(): Promise<number> {
+  if (process.stdin.isTTY) process.stderr.write('password (then Enter and Ctrl-D): ');
+  const pw = (await readStdin(1024)).replace(/\r?\n$/, '');
+  if (pw.length < 8) return fail('the password must have at least 8 characters');
+  process.stdout.write(`${await hashPassword(pw)}\n`);
+  return 0;
+}
+
+async function status(url: string | undefined, token: string | undefined): Promise<number> {
   if (!url) return fail('--url URL is required');
   let v: { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> };
   try {
-    const r = await fetch(new URL('/api/cluster', url), { signal: AbortSignal.timeout(5000) });
+    const r = await fetch(new URL('/api/cluster', url), { signal: AbortSignal.timeout(5000), headers: token ? { authorization: `Bearer ${token}` } : {} });
+    if (r.status === 401 || r.status === 403) return fail(`${url}: ${r.status}: pass --token (from POST /api/login) or EWS_TOKEN`, 1);
     v = (await r.json()) as typeof v;
   } catch (e) {
     return fail(`cannot read ${url}: ${(e as Error).message}`, 1);
@@ -75,7 +97,7 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }
@@ -89,7 +111,9 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'status':
-      return status(values.url as string | undefined);
+      return status(values.url as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'hash-password':
+      return hashPasswordCmd();
     case 'demo': {
       const n = Number(values.boards ?? 3);
       if (!Number.isInteger(n) || n < 1 || n > 9) return fail('--boards must be 1 to 9');

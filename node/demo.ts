@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { hashPassword } from './auth/password.ts';
 
 /** Simulated devices: a pump on Modbus RTU, a valve on the line protocol, a sensor on two boards. */
 export function demoDevices(boardIds: readonly string[]): object[] {
@@ -32,15 +33,26 @@ export function demoDevices(boardIds: readonly string[]): object[] {
   ];
 }
 
-export function demoConfig(n: number, httpBase: number, udpBase: number): object {
+export interface DemoUser { name: string; role: 'operator' | 'viewer'; password: string; passwordHash: string }
+
+/** Fresh credentials for each demo run, printed once. */
+export async function demoUsers(): Promise<DemoUser[]> {
+  const users: DemoUser[] = [];
+  for (const [name, role] of [['operator', 'operator'], ['viewer', 'viewer']] as const) {
+    const password = randomBytes(9).toString('base64url');
+    users.push({ name, role, password, passwordHash: await hashPassword(password) });
+  }
+  return users;
+}
+
+export function demoConfig(n: number, httpBase: number, udpBase: number, users: DemoUser[] = []): object {
   const boards = Array.from({ length: n }, (_, i) => ({ id: `ews${i + 1}`, address: '127.0.0.1', httpPort: httpBase + i, udpPort: udpBase + i }));
   return {
     cluster: { name: 'demo', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
     boards,
     devices: demoDevices(boards.map((b) => b.id)),
     schedules: [{ cron: '*/5 * * * * *', device: 'room', action: 'read' }, { cron: '*/2 * * * * *', device: 'pump1', action: 'read' }],
-    // Login and users arrive with the web UI; the demo says so explicitly.
-    auth: { disabled: true },
+    auth: users.length > 0 ? { users: users.map(({ name, role, passwordHash }) => ({ name, role, passwordHash })) } : { disabled: true },
   };
 }
 
@@ -51,7 +63,8 @@ export async function runDemo(n: number): Promise<number> {
   const udpBase = Number(process.env.EWS_DEMO_UDP_PORT ?? 5051);
   const dir = mkdtempSync(join(tmpdir(), 'ews-demo-'));
   const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(demoConfig(n, httpBase, udpBase), null, 2));
+  const users = process.env.EWS_DEMO_OPEN === '1' ? [] : await demoUsers();
+  writeFileSync(file, JSON.stringify(demoConfig(n, httpBase, udpBase, users), null, 2));
   const logFile = join(dir, 'boards.log');
   const log = openSync(logFile, 'a');
   const say = (s: string): void => void process.stdout.write(`${s}\n`);
@@ -72,6 +85,15 @@ export async function runDemo(n: number): Promise<number> {
   const deadline = Date.now() + 15_000;
   let master: string | null = null;
   let term = -1;
+  if (users.length > 0) {
+    const v = users.find((u) => u.role === 'viewer')!;
+    const t0 = Date.now();
+    while (!demoToken && Date.now() - t0 < 15_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      demoToken = await fetch(`${children[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: v.name, password: v.password }), signal: AbortSignal.timeout(2000) })
+        .then(async (r) => (r.ok ? ((await r.json()) as { token: string }).token : ''), () => '');
+    }
+  }
   // Up means every board answers and they agree on the master.
   while (Date.now() < deadline && master === null) {
     await new Promise((r) => setTimeout(r, 100));
@@ -85,7 +107,11 @@ export async function runDemo(n: number): Promise<number> {
     return 1;
   }
   say(`ews demo: ${n} boards up (config ${file}, logs ${logFile})`);
-  for (const c of children) say(`  ${c.id}  ${c.url}/   cluster table: ${c.url}/api/cluster`);
+  for (const c of children) say(`  ${c.id}  ${c.url}/`);
+  if (users.length > 0) {
+    say(`open ${children[0]!.url}/ and log in as:`);
+    for (const u of users) say(`  ${u.name.padEnd(9)} password ${u.password}   (${u.role === 'operator' ? 'reads and controls' : 'reads only'})`);
+  } else say('login is off (EWS_DEMO_OPEN=1)');
   const u = children[0]!.url;
   say('try:');
   say(`  curl ${u}/api/devices                                   every device's last readings`);
@@ -148,7 +174,13 @@ export async function runDemo(n: number): Promise<number> {
 
 interface View { master: string | null; term: number; boards: Array<{ id: string; linknum: number; runstate: number; role: string }> }
 
+let demoToken = '';
+
 async function readMaster(url: string): Promise<View | undefined> {
-  const r = await fetch(`${url}/api/cluster`, { signal: AbortSignal.timeout(1000) });
+  const r = await fetch(`${url}/api/cluster`, { signal: AbortSignal.timeout(1000), headers: demoToken ? { authorization: `Bearer ${demoToken}` } : {} });
+  if (r.status === 401) {
+    // The demo's own watcher reads the table with the viewer account it made.
+    return undefined;
+  }
   return (await r.json()) as View;
 }

@@ -10,6 +10,8 @@ import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
 import { KEY_RE, requestHash } from './idempotency-store.ts';
 import type { Captured, IdempotentExecutor } from './idempotent-exec.ts';
+import { cookieValue } from './auth/guard.ts';
+import { loadSite, TREES, type Tree } from './ui/site.ts';
 
 export interface ExecRequest {
   method: string;
@@ -17,6 +19,8 @@ export interface ExecRequest {
   headers: IncomingHttpHeaders;
   body: Buffer;
   cls: string;
+  /** Content level the master chose (1..TREES). */
+  tree: number;
   /** Aborted when the client (or the master) goes away: stop the work. */
   signal: AbortSignal;
 }
@@ -24,7 +28,10 @@ export interface ExecRequest {
 export const ECHO_MS_MAX = 60_000;
 
 export class Worker {
-  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory, private readonly idem: IdempotentExecutor) {}
+  private readonly site: Tree[];
+  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory, private readonly idem: IdempotentExecutor) {
+    this.site = loadSite();
+  }
 
   async execute(x: ExecRequest, res: ServerResponse): Promise<void> {
     res.setHeader('x-ews-board', this.board.id);
@@ -35,7 +42,7 @@ export class Worker {
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo') return await this.echo(u, x, res);
       if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
-      if ((u.pathname === '/' || u.pathname === '/index.html') && (x.method === 'GET' || x.method === 'HEAD')) return this.page(res, x.method);
+      if (x.method === 'GET' || x.method === 'HEAD') return this.page(x, u, res);
       throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);
     } catch (e) {
       sendError(res, e);
@@ -72,12 +79,24 @@ export class Worker {
     sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length });
   }
 
-  private page(res: ServerResponse, method: string): void {
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>ews · ${this.cfg.cluster.name}</title></head><body><h1>ews cluster “${this.cfg.cluster.name}”</h1>
-<p>Served by board <b>${this.board.id}</b>. The device panel arrives with the web UI.</p>
-<ul><li><a href="/api/cluster">/api/cluster</a> — the state table</li><li><a href="/cgi-bin/echo?ms=200">/cgi-bin/echo?ms=200</a> — a slow CGI (HIGH)</li><li><a href="/metrics">/metrics</a></li></ul></body></html>`;
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html) });
-    res.end(method === 'HEAD' ? undefined : html);
+  /** A file of the content tree: the master's level, lowered if the client asked for less (?tree=N, remembered in a cookie). */
+  private page(x: ExecRequest, u: URL, res: ServerResponse): void {
+    const name = u.pathname === '/' ? 'index.html' : u.pathname.slice(1);
+    // A flat namespace of known files: nothing else can be named, so nothing else can be reached.
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new EwsError('NOT_FOUND', 'no such page');
+    const asked = Number(u.searchParams.get('tree') ?? cookieValue(typeof x.headers.cookie === 'string' ? x.headers.cookie : undefined, 'ews_tree') ?? TREES);
+    const level = Math.max(1, Math.min(x.tree, Number.isInteger(asked) && asked >= 1 ? asked : TREES, TREES));
+    const file = this.site[level - 1]?.get(name);
+    if (!file) throw new EwsError('NOT_FOUND', `no page ${name.slice(0, 64)}`);
+    const headers: Record<string, string> = { 'content-type': file.type, etag: file.etag, 'cache-control': 'no-cache', 'x-ews-tree': String(level) };
+    if (u.searchParams.has('tree')) headers['set-cookie'] = `ews_tree=${level}; Path=/; SameSite=Strict; Max-Age=31536000`;
+    if (x.headers['if-none-match'] === file.etag) {
+      res.writeHead(304, headers);
+      return void res.end();
+    }
+    headers['content-length'] = String(file.body.length);
+    res.writeHead(200, headers);
+    res.end(x.method === 'HEAD' ? undefined : file.body);
   }
+
 }

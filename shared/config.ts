@@ -50,7 +50,7 @@ export interface LimitsConfig {
   readonly idempotencyTtlMs: number;
 }
 export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
-export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[] }
+export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[]; readonly sessionTtlS: number }
 export interface Config {
   readonly cluster: ClusterConfig;
   readonly boards: readonly BoardConfig[];
@@ -262,11 +262,15 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
     r.noUnknown(u, p, ['name', 'role', 'passwordHash']);
     const role = r.str(u, 'role', p);
     if (role !== 'viewer' && role !== 'operator') r.bad(`${p}.role`, 'must be "viewer" or "operator"');
-    users.push({ name: r.str(u, 'name', p), role: role === 'operator' ? 'operator' : 'viewer', passwordHash: r.str(u, 'passwordHash', p) });
+    const passwordHash = r.str(u, 'passwordHash', p);
+    if (passwordHash && !/^scrypt\$\d{1,7}\$\d{1,2}\$\d{1,2}\$[A-Za-z0-9_-]{16,64}\$[A-Za-z0-9_-]{43}$/.test(passwordHash)) r.bad(`${p}.passwordHash`, 'is not an scrypt hash (make one with: ews hash-password)');
+    const name = r.str(u, 'name', p);
+    if (users.some((x) => x.name === name)) r.bad(`${p}.name`, `duplicate user "${name}"`);
+    users.push({ name, role: role === 'operator' ? 'operator' : 'viewer', passwordHash });
   });
   const disabled = a.disabled === true;
   if (!disabled && users.length === 0) r.bad('auth.users', 'needs at least one user (or set auth.disabled: true)');
-  return { disabled, users };
+  return { disabled, users, sessionTtlS: r.int(a, 'sessionTtlS', 'auth', 8 * 3600, 60, 30 * 86400) };
 }
 
 /** Validates a parsed JSON value. Throws ConfigError listing every problem. */

@@ -11,6 +11,7 @@ export const ERRORS = {
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'idempotency key reused with another body' },
   IDEMPOTENCY_PENDING: { status: 409, message: 'a request with this idempotency key is still in progress (or its board was lost mid-way)' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
+  RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
   NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one' },
@@ -36,7 +37,7 @@ export class EwsError extends Error {
     super(message ?? ERRORS[code].message);
     this.code = code;
     this.status = ERRORS[code].status;
-    this.retryAfterS = opts.retryAfterS ?? (this.status === 503 ? 1 : undefined);
+    this.retryAfterS = opts.retryAfterS ?? (this.status === 503 || this.status === 429 ? 1 : undefined);
   }
 }
 

@@ -6,27 +6,28 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const DISPATCH_HEADER = 'x-ews-dispatch';
 
-export interface Dispatch { master: number; term: number; id: number; cls: string }
+/** `tree`: the content level the master chose for this request (X-EWS-Tree). */
+export interface Dispatch { master: number; term: number; id: number; cls: string; tree: number }
 
 function tag(key: Buffer, method: string, url: string, d: Dispatch, body: Buffer): Buffer {
   const bodyHash = createHash('sha256').update(body).digest();
   return createHmac('sha256', key)
-    .update(`ews-fwd\n${method}\n${url}\n${d.master}.${d.term}.${d.id}.${d.cls}\n`)
+    .update(`ews-fwd\n${method}\n${url}\n${d.master}.${d.term}.${d.id}.${d.cls}.${d.tree}\n`)
     .update(bodyHash)
     .digest()
     .subarray(0, 16);
 }
 
 export function signDispatch(key: Buffer, method: string, url: string, d: Dispatch, body: Buffer): string {
-  return `${d.master}.${d.term}.${d.id}.${d.cls}.${tag(key, method, url, d, body).toString('base64url')}`;
+  return `${d.master}.${d.term}.${d.id}.${d.cls}.${d.tree}.${tag(key, method, url, d, body).toString('base64url')}`;
 }
 
 /** Parses and checks the tag; undefined if the header is malformed or forged. */
 export function verifyDispatch(key: Buffer, header: string, method: string, url: string, body: Buffer): Dispatch | undefined {
-  const m = /^(\d{1,3})\.(\d{1,10})\.(\d{1,10})\.([A-Za-z0-9_-]{1,32})\.([A-Za-z0-9_-]{22})$/.exec(header);
+  const m = /^(\d{1,3})\.(\d{1,10})\.(\d{1,10})\.([A-Za-z0-9_-]{1,32})\.(\d)\.([A-Za-z0-9_-]{22})$/.exec(header);
   if (!m) return undefined;
-  const d: Dispatch = { master: Number(m[1]), term: Number(m[2]), id: Number(m[3]), cls: m[4]! };
-  const given = Buffer.from(m[5]!, 'base64url');
+  const d: Dispatch = { master: Number(m[1]), term: Number(m[2]), id: Number(m[3]), cls: m[4]!, tree: Number(m[5]) };
+  const given = Buffer.from(m[6]!, 'base64url');
   const want = tag(key, method, url, d, body);
   return given.length === want.length && timingSafeEqual(given, want) ? d : undefined;
 }

@@ -54,7 +54,7 @@ describe('a 3-board cluster', () => {
   });
 
   test('a board refuses a request that did not come from the master (forged dispatch header)', async () => {
-    const r = await get(`${c.boards[1]!.url}/cgi-bin/echo?ms=1`, { headers: { 'x-ews-dispatch': `0.3.99.control.${'A'.repeat(22)}` } });
+    const r = await get(`${c.boards[1]!.url}/cgi-bin/echo?ms=1`, { headers: { 'x-ews-dispatch': `0.3.99.control.3.${'A'.repeat(22)}` } });
     assert.equal(r.status, 403);
     assert.equal(JSON.parse(r.body).error.code, 'NOT_FROM_MASTER');
     assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'signature' }), 1);

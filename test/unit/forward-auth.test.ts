@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { DispatchReplayGuard, signDispatch, verifyDispatch } from '../../shared/forward-auth.ts';
 
 const key = Buffer.alloc(32, 1);
-const d = { master: 0, term: 3, id: 17, cls: 'control' };
+const d = { master: 0, term: 3, id: 17, cls: 'control', tree: 3 };
 const body = Buffer.from('{"value":5}');
 
 test('a signed dispatch verifies; any change to method, url, identity or body does not', () => {
@@ -13,6 +13,7 @@ test('a signed dispatch verifies; any change to method, url, identity or body do
   assert.equal(verifyDispatch(key, h, 'POST', '/cgi-bin/y', body), undefined);
   assert.equal(verifyDispatch(key, h, 'POST', '/cgi-bin/x', Buffer.from('{"value":6}')), undefined);
   assert.equal(verifyDispatch(key, h.replace('0.3.17', '0.3.18'), 'POST', '/cgi-bin/x', body), undefined);
+  assert.equal(verifyDispatch(key, h.replace('.control.3.', '.control.1.'), 'POST', '/cgi-bin/x', body), undefined, 'the tree is signed too');
   assert.equal(verifyDispatch(Buffer.alloc(32, 2), h, 'POST', '/cgi-bin/x', body), undefined);
   assert.equal(verifyDispatch(key, 'garbage', 'POST', '/cgi-bin/x', body), undefined);
 });

@@ -1,0 +1,102 @@
+// Who is asking, and may they? Bearer tokens (scripts) or the session cookie (the UI); a
+// cookie-authenticated state change must also come from one of the cluster's own origins and
+// carry the session's CSRF token. With `auth.disabled` everyone is an operator.
+import type { IncomingMessage } from 'node:http';
+import type { Config } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { Role, Session, SessionSigner } from './session.ts';
+
+export const COOKIE = 'ews_session';
+
+export interface Principal { user: string; role: Role; via: 'cookie' | 'bearer' | 'open'; session: Session | undefined }
+
+export type Need = 'public' | 'viewer' | 'operator';
+
+/** What a request needs: reading is for viewers, changing anything for operators; the UI's files are public. */
+export function needFor(method: string, path: string): Need {
+  if (path === '/healthz' || path === '/metrics' || path === '/api/login' || path === '/api/logout' || path === '/api/session') return 'public';
+  const reads = method === 'GET' || method === 'HEAD';
+  if (reads && !path.startsWith('/api/') && !path.startsWith('/cgi-bin/')) return 'public';
+  return reads ? 'viewer' : 'operator';
+}
+
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header || header.length > 8192) return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+/** The origins the UI may be served from: every board, and the cluster address on the boards' ports. */
+export function clusterOrigins(cfg: Config): Set<string> {
+  const out = new Set<string>();
+  const add = (host: string, port: number) => {
+    for (const scheme of ['http', 'https']) {
+      out.add(`${scheme}://${host}:${port}`);
+      if ((scheme === 'http' && port === 80) || (scheme === 'https' && port === 443)) out.add(`${scheme}://${host}`);
+    }
+  };
+  for (const b of cfg.boards) {
+    add(b.address, b.httpPort);
+    if (cfg.cluster.vip) add(cfg.cluster.vip.address, b.httpPort);
+    if (b.address === '127.0.0.1') add('localhost', b.httpPort);
+  }
+  return out;
+}
+
+export class AuthGuard {
+  private readonly origins: Set<string>;
+  constructor(private readonly cfg: Config, readonly signer: SessionSigner) {
+    this.origins = clusterOrigins(cfg);
+  }
+
+  get open(): boolean {
+    return this.cfg.auth?.disabled !== false;
+  }
+
+  allowedOrigin(origin: string): boolean {
+    return this.origins.has(origin);
+  }
+
+  principal(req: IncomingMessage, nowMs: number): Principal | undefined {
+    if (this.open) return { user: 'anonymous', role: 'operator', via: 'open', session: undefined };
+    const auth = req.headers.authorization;
+    if (auth?.startsWith('Bearer ')) {
+      const s = this.signer.verify(auth.slice(7).trim(), nowMs);
+      return s && { user: s.user, role: s.role, via: 'bearer', session: s };
+    }
+    const token = cookieValue(req.headers.cookie, COOKIE);
+    const s = token ? this.signer.verify(token, nowMs) : undefined;
+    return s && { user: s.user, role: s.role, via: 'cookie', session: s };
+  }
+
+  /** Same-origin or one of the cluster's origins (Origin, else Referer). */
+  sameSite(req: IncomingMessage): boolean {
+    let origin = req.headers.origin;
+    if (!origin && typeof req.headers.referer === 'string') {
+      try {
+        origin = new URL(req.headers.referer).origin;
+      } catch {
+        return false;
+      }
+    }
+    if (!origin) return false;
+    const host = req.headers.host;
+    return (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`)) || this.origins.has(origin);
+  }
+
+  /** Throws 401/403 unless the request may go on. */
+  check(req: IncomingMessage, need: Need, nowMs: number): Principal | undefined {
+    if (need === 'public') return undefined;
+    const p = this.principal(req, nowMs);
+    if (!p) throw new EwsError('UNAUTHENTICATED', 'log in first (POST /api/login)');
+    if (need === 'operator' && p.role !== 'operator') throw new EwsError('FORBIDDEN', `${p.user} is a viewer; controlling devices needs an operator`);
+    if (need === 'operator' && p.via === 'cookie') {
+      if (!this.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site request refused');
+      if (!this.signer.csrfOk(p.session!, typeof req.headers['x-csrf-token'] === 'string' ? req.headers['x-csrf-token'] : undefined)) throw new EwsError('FORBIDDEN', 'missing or wrong X-CSRF-Token');
+    }
+    return p;
+  }
+}

@@ -1,0 +1,54 @@
+// Sessions that survive a failover: a token signed with a key derived from the cluster key, so
+// any board can check it and no board has to remember it. The CSRF token is derived from the
+// session id, so it is bound to the session and never stored either.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export type Role = 'viewer' | 'operator';
+export interface Session { sid: string; user: string; role: Role; exp: number }
+
+export class SessionSigner {
+  private readonly key: Buffer;
+  private readonly csrfKey: Buffer;
+  constructor(clusterKey: Buffer) {
+    this.key = createHmac('sha256', clusterKey).update('ews-session-v1').digest();
+    this.csrfKey = createHmac('sha256', clusterKey).update('ews-csrf-v1').digest();
+  }
+
+  issue(user: string, role: Role, ttlS: number, nowMs: number): { token: string; session: Session } {
+    const session: Session = { sid: randomBytes(12).toString('base64url'), user, role, exp: Math.floor(nowMs / 1000) + ttlS };
+    const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
+    return { token: `v1.${payload}.${this.tag(payload)}`, session };
+  }
+
+  verify(token: string, nowMs: number): Session | undefined {
+    if (token.length > 1024) return undefined;
+    const parts = token.split('.');
+    if (parts.length !== 3 || parts[0] !== 'v1') return undefined;
+    const given = Buffer.from(parts[2]!, 'base64url');
+    const want = Buffer.from(this.tag(parts[1]!), 'base64url');
+    if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
+    let s: Session;
+    try {
+      s = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Session;
+    } catch {
+      return undefined;
+    }
+    if (typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || (s.role !== 'viewer' && s.role !== 'operator')) return undefined;
+    return s;
+  }
+
+  csrf(session: Session): string {
+    return createHmac('sha256', this.csrfKey).update(session.sid).digest('base64url').slice(0, 32);
+  }
+
+  csrfOk(session: Session, given: string | undefined): boolean {
+    if (!given) return false;
+    const want = Buffer.from(this.csrf(session));
+    const g = Buffer.from(given);
+    return g.length === want.length && timingSafeEqual(g, want);
+  }
+
+  private tag(payload: string): string {
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  }
+}

@@ -1,0 +1,300 @@
+'use strict';
+// ews web UI. One source for every content level; the build strips what a level does not have.
+(() => {
+  const LEVEL = Number(document.documentElement.dataset.level);
+  const $ = (s) => document.querySelector(s);
+  const el = (tag, attrs = {}, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (v !== undefined && v !== false) e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const k of kids) if (k) e.append(k);
+    return e;
+  };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const enc = encodeURIComponent;
+  const state = { csrf: '', role: '', user: '', token: '', bases: [location.origin], base: 0, devices: new Map(), master: null, es: null };
+
+  function banner(text) {
+    const b = $('#banner');
+    if (!text) return void (b.hidden = true);
+    b.textContent = text;
+    b.hidden = false;
+  }
+
+  // Idempotency keys without crypto.randomUUID (which plain-http pages on a LAN do not get).
+  function newKey() {
+    const a = new Uint8Array(16);
+    crypto.getRandomValues(a);
+    return Array.from(a, (x) => x.toString(16).padStart(2, '0')).join('');
+  }
+
+  const RETRY_CODES = new Set(['NO_MASTER', 'SHUTTING_DOWN', 'BOARD_FAILED', 'NO_BOARD']);
+
+  // Every call goes to the current board; if it cannot answer for the cluster (network error, no
+  // master, its board failed), the next board the page knows. Retries keep the same Idempotency-Key.
+  async function api(path, { method = 'GET', body, key, deadlineMs = 15000 } = {}) {
+    const until = Date.now() + deadlineMs;
+    let attempt = 0;
+    let last = { error: { code: 'UNREACHABLE', message: 'no board of the cluster answers' } };
+    for (;;) {
+      const base = state.bases[state.base % state.bases.length];
+      const headers = {};
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      if (method !== 'GET' && state.csrf) headers['x-csrf-token'] = state.csrf;
+      if (key) headers['idempotency-key'] = key;
+      if (state.token && base !== location.origin) headers.authorization = `Bearer ${state.token}`;
+      try {
+        const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include', signal: AbortSignal.timeout(4000) });
+        const data = await r.json().catch(() => ({}));
+        if (r.status >= 502 && r.status <= 503 && RETRY_CODES.has(data.error && data.error.code)) {
+          last = data;
+          throw new Error('cluster busy');
+        }
+        if (attempt > 0) banner('');
+        return { status: r.status, data, board: r.headers.get('x-ews-board'), replayed: r.headers.get('idempotent-replayed') === 'true' };
+      } catch (e) {
+        if (Date.now() > until) return { status: 0, data: last };
+        state.base++;
+        banner('Reconnecting to the cluster…');
+        await sleep(Math.min(1000, 150 * ++attempt));
+      }
+    }
+  }
+
+  // ---- session ----
+
+  async function start() {
+    const r = await api('/api/session', { deadlineMs: 5000 });
+    if (r.status === 200) return enter(r.data);
+    showLogin();
+  }
+
+  function showLogin() {
+    $('#app').hidden = true;
+    $('#logout').hidden = true;
+    $('#who').textContent = '';
+    $('#login').hidden = false;
+    if (state.es) state.es.close();
+  }
+
+  async function enter(s) {
+    Object.assign(state, { csrf: s.csrf || '', role: s.role, user: s.user });
+    if (s.token) state.token = s.token;
+    $('#login').hidden = true;
+    $('#app').hidden = false;
+    $('#logout').hidden = !!s.open;
+    $('#who').textContent = s.open ? 'login off' : `${s.user} (${s.role})`;
+    await loadCluster();
+    await loadDevices();
+    connectEvents();
+    /*level>=3*/ startChart(); /*/level*/
+  }
+
+  $('#login-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const f = ev.target;
+    const err = $('#login-error');
+    err.textContent = '';
+    const r = await api('/api/login', { method: 'POST', body: { name: f.name.value, password: f.password.value }, deadlineMs: 8000 });
+    if (r.status === 200) {
+      f.password.value = '';
+      return enter(r.data);
+    }
+    err.textContent = r.status === 401 ? 'Wrong name or password.' : r.status === 429 ? 'Too many attempts; wait a minute.' : (r.data.error && r.data.error.message) || 'Cannot log in.';
+  });
+
+  $('#logout').addEventListener('click', async () => {
+    await api('/api/logout', { method: 'POST', deadlineMs: 3000 });
+    Object.assign(state, { csrf: '', token: '', role: '' });
+    showLogin();
+  });
+
+  // ---- cluster ----
+
+  async function loadCluster() {
+    const r = await api('/api/cluster');
+    if (r.status === 200) renderCluster(r.data);
+  }
+
+  function renderCluster(c) {
+    $('#cluster-name').textContent = c.cluster ? `· ${c.cluster}` : '';
+    // Every board the page can fail over to, its own origin first.
+    if (c.boards) state.bases = [...new Set([location.origin, ...c.boards.filter((b) => b.url).map((b) => b.url)])];
+    if (state.master && c.master && c.master !== state.master) banner(`Master is now ${c.master} (term ${c.term}).`);
+    state.master = c.master;
+    $('#cluster-summary').textContent = c.master ? `master ${c.master} · term ${c.term}` : 'electing a master…';
+    const tbody = $('#cluster-table tbody');
+    tbody.replaceChildren(...c.boards.map((b) => el('tr', { class: `${b.role === 'master' ? 'master' : ''} ${b.runstate === -1 ? 'down' : ''}` },
+      el('td', { text: b.id }), el('td', { text: b.role }), el('td', { text: String(b.linknum) }),
+      el('td', { text: b.runstate === 1 ? 'running' : b.runstate === 0 ? 'joining' : 'down' }))));
+  }
+
+  function connectEvents() {
+    if (state.es) state.es.close();
+    const base = state.bases[state.base % state.bases.length];
+    const es = new EventSource(`${base}/api/events`, { withCredentials: true });
+    state.es = es;
+    es.addEventListener('cluster', (e) => renderCluster(JSON.parse(e.data)));
+    es.addEventListener('device', (e) => updateDevice(JSON.parse(e.data)));
+    es.onopen = () => banner('');
+    es.onerror = () => {
+      es.close();
+      if (state.es !== es) return;
+      state.base++;
+      banner('Reconnecting to the cluster…');
+      setTimeout(() => state.es === es && connectEvents(), 1000);
+    };
+  }
+
+  // ---- devices ----
+
+  async function loadDevices() {
+    const r = await api('/api/devices');
+    if (r.status !== 200) return void ($('#device-list').textContent = `Cannot list devices: ${r.data.error ? r.data.error.message : r.status}`);
+    $('#device-list').replaceChildren(...r.data.map((d) => {
+      state.devices.set(d.id, d);
+      return renderDevice(d);
+    }));
+    if (r.data.length === 0) $('#device-list').textContent = 'No devices configured.';
+  }
+
+  function fmt(v, unit) {
+    if (typeof v === 'boolean') return v ? 'on' : 'off';
+    if (typeof v === 'number') return `${Math.round(v * 100) / 100}${unit ? ` ${unit}` : ''}`;
+    return String(v);
+  }
+
+  function renderPoints(d) {
+    const names = Object.keys(d.points);
+    if (names.length === 0) return el('div', { class: 'points', text: 'no reading yet' });
+    return el('div', { class: 'points' }, ...names.map((n) => el('span', {}, `${n} `, el('b', { 'data-point': n, text: fmt(d.points[n], d.units && d.units[n]) }))));
+  }
+
+  function renderDevice(d) {
+    const result = el('p', { class: 'result', 'aria-live': 'polite' });
+    const canControl = state.role === 'operator';
+    const controls = [];
+    const read = el('button', { type: 'button', class: 'secondary', onclick: () => readDevice(d.id, result) }, 'Read now');
+    controls.push(read);
+    for (const a of d.actions || []) {
+      if (!a.input) {
+        controls.push(el('button', { type: 'button', 'data-action': a.name, disabled: !canControl, title: canControl ? '' : 'viewers cannot control', onclick: (e) => press(d.id, a.name, undefined, result, e.target) }, a.name));
+      } else if (a.input.type === 'boolean') {
+        controls.push(el('button', { type: 'button', 'data-action': `${a.name}:on`, disabled: !canControl, onclick: (e) => press(d.id, a.name, true, result, e.target) }, `${a.name} on`));
+        controls.push(el('button', { type: 'button', 'data-action': `${a.name}:off`, disabled: !canControl, onclick: (e) => press(d.id, a.name, false, result, e.target) }, `${a.name} off`));
+      } else {
+        const min = a.input.min ?? 0, max = a.input.max ?? 100;
+        const input = el('input', { type: LEVEL >= 2 ? 'range' : 'number', min, max, step: 'any', value: String(min), 'aria-label': `${a.name} value`, disabled: !canControl });
+        const shown = el('output', { text: String(min) });
+        input.addEventListener('input', () => (shown.textContent = input.value));
+        controls.push(el('span', {}, input, ' ', shown, ' ', el('button', { type: 'button', 'data-action': a.name, disabled: !canControl, onclick: (e) => press(d.id, a.name, Number(input.value), result, e.target) }, a.name)));
+      }
+    }
+    return el('div', { class: 'device', id: `dev-${d.id}` },
+      el('h3', {}, d.name || d.id, el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), el('small', { text: `on ${d.boards.join(', ')}` })),
+      renderPoints(d), el('div', { class: 'actions' }, ...controls), result);
+  }
+
+  function updateDevice(snap) {
+    const d = state.devices.get(snap.id);
+    if (!d) return;
+    Object.assign(d, { online: snap.online, points: { ...d.points, ...snap.points }, updatedAt: snap.updatedAt });
+    const box = $(`#dev-${CSS.escape(snap.id)}`);
+    if (!box) return;
+    box.querySelector('.points').replaceWith(renderPoints(d));
+    const badge = box.querySelector('.badge');
+    badge.textContent = d.online ? 'online' : 'offline';
+    badge.className = `badge ${d.online ? '' : 'off'}`;
+  }
+
+  async function readDevice(id, result) {
+    const r = await api(`/cgi-bin/devices/${enc(id)}`);
+    if (r.status === 200) updateDevice({ id, online: true, points: r.data.result, updatedAt: Date.now() });
+    else show(result, false, `✗ ${r.status || 'no answer'}: ${r.data.error ? r.data.error.message : ''}`);
+  }
+
+  function show(result, ok, text) {
+    result.className = `result ${ok ? 'ok' : 'bad'}`;
+    result.textContent = text;
+  }
+
+  // One key per press: retries of this press (failover) run it at most once.
+  async function press(id, action, value, result, button) {
+    const key = newKey();
+    button.disabled = true;
+    result.className = 'result';
+    result.textContent = `${action}…`;
+    const r = await api(`/cgi-bin/devices/${enc(id)}/${enc(action)}`, { method: 'POST', body: value === undefined ? undefined : { value }, key, deadlineMs: 20000 });
+    button.disabled = false;
+    if (r.status === 200) {
+      const res = r.data.result || {};
+      show(result, true, `✓ ${action} → ${Object.entries(res).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} on ${r.data.board} (${r.data.ms} ms)${r.replayed ? ' · replayed' : ''}`);
+      await readDevice(id, result);
+    } else {
+      show(result, false, `✗ ${action}: ${r.status || 'no answer'} ${r.data.error ? r.data.error.message : ''}`);
+    }
+  }
+
+  /*level>=3*/
+  // ---- chart: requests per second per class, and queue length, over the last minutes ----
+  const history = [];
+  let chartTimer;
+  function startChart() {
+    if (chartTimer) return;
+    const tick = async () => {
+      const r = await api('/api/stats', { deadlineMs: 1500 });
+      if (r.status === 200) {
+        history.push(r.data);
+        while (history.length > 150) history.shift();
+        drawChart();
+      }
+    };
+    tick();
+    chartTimer = setInterval(tick, 2000);
+  }
+  function drawChart() {
+    const cv = $('#chart');
+    const g = cv.getContext('2d');
+    const W = cv.width, H = cv.height, pad = 28;
+    g.clearRect(0, 0, W, H);
+    if (history.length < 2) return;
+    const names = history[history.length - 1].classes.map((c) => c.name);
+    const series = names.map((n) => history.slice(1).map((h, i) => {
+      const prev = history[i].classes.find((c) => c.name === n), cur = h.classes.find((c) => c.name === n);
+      const dt = (h.at - history[i].at) / 1000;
+      return prev && cur && dt > 0 ? Math.max(0, (cur.served - prev.served) / dt) : 0;
+    }));
+    const queue = history.slice(1).map((h) => h.classes.reduce((n, c) => n + c.queued, 0));
+    const top = Math.max(1, ...series.flat(), ...queue);
+    const x = (i) => pad + (i * (W - pad - 6)) / Math.max(1, queue.length - 1);
+    const y = (v) => H - pad + 4 - (v / top) * (H - pad - 10);
+    g.strokeStyle = '#d9dee5';
+    g.fillStyle = '#5f6b7a';
+    g.font = '11px system-ui';
+    g.beginPath();
+    g.moveTo(pad, 6); g.lineTo(pad, H - pad + 4); g.lineTo(W - 6, H - pad + 4);
+    g.stroke();
+    g.fillText(String(Math.round(top)), 2, 14);
+    g.fillText('0', 14, H - pad + 4);
+    g.fillText(`last ${Math.round((history[history.length - 1].at - history[0].at) / 1000)} s`, W - 80, H - 8);
+    const colors = ['#0b63c5', '#1b7f3b', '#8a4fff', '#b3261e'];
+    const line = (vals, color, dash) => {
+      g.strokeStyle = color;
+      g.setLineDash(dash ? [5, 4] : []);
+      g.lineWidth = 2;
+      g.beginPath();
+      vals.forEach((v, i) => (i ? g.lineTo(x(i), y(v)) : g.moveTo(x(i), y(v))));
+      g.stroke();
+    };
+    series.forEach((s, i) => line(s, colors[i % colors.length], false));
+    line(queue, '#e8710a', true);
+    g.setLineDash([]);
+    $('#chart-legend').textContent = `${names.map((n, i) => `${n} ${['blue', 'green', 'purple', 'red'][i % 4]}`).join(' · ')} (requests/s) · queue length orange, dashed`;
+  }
+  /*/level*/
+
+  start();
+})();

@@ -1,0 +1,159 @@
+// Authentication, roles, CSRF, sessions across boards and failover, rate limits, traversal, headers.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { converged, makeCluster, waitFor, type TestCluster } from './harness.ts';
+import { hashPassword } from '../../node/auth/password.ts';
+import { demoDevices } from '../../node/demo.ts';
+
+const OP = { name: 'olga', password: 'operator-pass-1' };
+const VIEW = { name: 'victor', password: 'viewer-pass-1' };
+
+function raw(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let out = '';
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => resolve(out));
+    s.on('error', reject);
+    s.setTimeout(5000, () => s.destroy());
+    s.write(text);
+  });
+}
+
+describe('security', () => {
+  let c: TestCluster;
+  let u: (i: number) => string;
+  const login = async (who: { name: string; password: string }, at = 0) => {
+    const r = await fetch(`${u(at)}/api/login`, { method: 'POST', body: JSON.stringify(who) });
+    return { status: r.status, cookie: r.headers.get('set-cookie') ?? '', json: (await r.json()) as { token: string; csrf: string; role: string } };
+  };
+  before(async () => {
+    const users = [
+      { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
+      { name: VIEW.name, role: 'viewer', passwordHash: await hashPassword(VIEW.password) },
+    ];
+    c = await makeCluster(3, (cfg) => {
+      cfg.auth = { users };
+      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+    }, { args: ['--simulate-devices'] });
+    u = (i) => c.boards[i]!.url;
+    await waitFor('cluster up', async () => (await (await fetch(`${u(2)}/healthz`)).json() as { master: string }).master === 'b1');
+  });
+  after(() => c.stop());
+
+  test('without a session: control 401, data 401; health and the UI\'s files are public', async () => {
+    for (const [path, method] of [['/cgi-bin/devices/pump1/start', 'POST'], ['/cgi-bin/devices/pump1', 'GET'], ['/api/devices', 'GET'], ['/api/cluster', 'GET'], ['/api/events', 'GET']] as const) {
+      const r = await fetch(`${u(1)}${path}`, { method });
+      assert.equal(r.status, 401, `${method} ${path}`);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'UNAUTHENTICATED');
+    }
+    assert.equal((await fetch(`${u(1)}/healthz`)).status, 200);
+    assert.equal((await fetch(`${u(1)}/`)).status, 200);
+    assert.equal((await fetch(`${u(1)}/app.js`)).status, 200);
+  });
+
+  test('login: wrong password 401; right one gives an HttpOnly SameSite=Strict cookie, a token and a CSRF token', async () => {
+    assert.equal((await login({ name: OP.name, password: 'nope' })).status, 401);
+    assert.equal((await login({ name: 'nobody', password: 'nope' })).status, 401);
+    const r = await login(OP);
+    assert.equal(r.status, 200);
+    assert.match(r.cookie, /^ews_session=v1\./);
+    assert.match(r.cookie, /HttpOnly/);
+    assert.match(r.cookie, /SameSite=Strict/);
+    assert.doesNotMatch(r.cookie, /Secure/, 'no TLS here');
+    assert.equal(r.json.role, 'operator');
+    assert.ok(r.json.csrf.length >= 20);
+  });
+
+  test('a viewer reads but cannot control (403)', async () => {
+    const v = await login(VIEW);
+    const auth = { authorization: `Bearer ${v.json.token}` };
+    assert.equal((await fetch(`${u(0)}/cgi-bin/devices/pump1`, { headers: auth })).status, 200);
+    const r = await fetch(`${u(0)}/cgi-bin/devices/pump1/start`, { method: 'POST', headers: auth });
+    assert.equal(r.status, 403);
+    assert.match(((await r.json()) as { error: { message: string } }).error.message, /viewer/);
+  });
+
+  test('an operator with a bearer token controls from any board', async () => {
+    const o = await login(OP, 2);
+    const r = await fetch(`${u(2)}/cgi-bin/devices/pump1/start`, { method: 'POST', headers: { authorization: `Bearer ${o.json.token}` } });
+    assert.equal(r.status, 200);
+  });
+
+  test('cookie sessions: state changes need the CSRF token and a same-site Origin; cross-site POST 403', async () => {
+    const o = await login(OP);
+    const cookie = o.cookie.split(';')[0]!;
+    const post = (headers: Record<string, string>) => fetch(`${u(1)}/cgi-bin/devices/valve3/open`, { method: 'POST', headers: { cookie, ...headers } });
+    assert.equal((await post({ origin: u(1) })).status, 403, 'no CSRF token');
+    assert.equal((await post({ origin: 'http://evil.example', 'x-csrf-token': o.json.csrf })).status, 403, 'cross-site');
+    assert.equal((await post({ 'x-csrf-token': o.json.csrf })).status, 403, 'no Origin or Referer');
+    assert.equal((await post({ origin: u(1), 'x-csrf-token': 'x'.repeat(32) })).status, 403, 'wrong token');
+    assert.equal((await post({ origin: u(1), 'x-csrf-token': o.json.csrf })).status, 200);
+    assert.equal((await post({ origin: u(2), 'x-csrf-token': o.json.csrf })).status, 200, 'another board of the cluster is same-site');
+    // Reading needs no CSRF token.
+    assert.equal((await fetch(`${u(1)}/api/devices`, { headers: { cookie } })).status, 200);
+  });
+
+  test('forged and tampered tokens are refused', async () => {
+    const o = await login(OP);
+    const [v, payload] = o.json.token.split('.');
+    const elevated = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: 'operator', exp: 9e9 })).toString('base64url');
+    for (const t of [`${v}.${elevated}.${o.json.token.split('.')[2]}`, 'v1.e30.AAAA', 'garbage']) {
+      assert.equal((await fetch(`${u(0)}/api/devices`, { headers: { authorization: `Bearer ${t}` } })).status, 401);
+    }
+  });
+
+  test('CORS: the cluster\'s own origins may call a board; others may not', async () => {
+    const pre = await fetch(`${u(0)}/api/devices`, { method: 'OPTIONS', headers: { origin: u(1), 'access-control-request-method': 'POST' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-origin'), u(1));
+    assert.equal(pre.headers.get('access-control-allow-credentials'), 'true');
+    const evil = await fetch(`${u(0)}/healthz`, { headers: { origin: 'http://evil.example' } });
+    assert.equal(evil.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('security headers on pages and APIs', async () => {
+    for (const path of ['/', '/healthz', '/api/devices']) {
+      const r = await fetch(`${u(1)}${path}`);
+      const csp = r.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /frame-ancestors 'none'/, path);
+      assert.match(csp, /default-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(r.headers.get('x-frame-options'), 'DENY');
+    }
+  });
+
+  test('path traversal is impossible: every spelling is a 404, the board stays up', async () => {
+    for (const p of ['/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fpackage.json', '/node/cli.ts', '/src/app.js', '/.%2e/README.md', '/index.html/../../x', '/%00index.html', '/\\..\\..\\etc\\passwd']) {
+      const res = await raw(c.boards[0]!.httpPort, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.match(res, /^HTTP\/1\.1 (404|400)/, p);
+      assert.doesNotMatch(res, /root:|"name": "ews"|import /, p);
+    }
+    assert.equal((await fetch(`${u(0)}/healthz`)).status, 200);
+  });
+
+  test('login attempts are rate limited (429 with Retry-After)', async () => {
+    let limited: Response | undefined;
+    for (let i = 0; i < 15 && !limited; i++) {
+      const r = await fetch(`${u(2)}/api/login`, { method: 'POST', body: JSON.stringify({ name: `guess${i % 2}`, password: 'x' }) });
+      if (r.status === 429) limited = r;
+    }
+    assert.ok(limited, 'limited within 15 attempts');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  });
+
+  test('a session stays valid on every board and across a master failover', async () => {
+    const o = await login(OP, 1);
+    const headers = { authorization: `Bearer ${o.json.token}` };
+    await c.kill('b1');
+    await waitFor('new master', async () => ((await (await fetch(`${u(2)}/healthz`)).json()) as { master: string }).master === 'b2');
+    const r = await waitFor('control through the new master', async () => {
+      const x = await fetch(`${u(2)}/cgi-bin/devices/pump1/stop`, { method: 'POST', headers });
+      return x.status === 200 ? x : undefined;
+    });
+    assert.equal(r.headers.get('x-ews-board'), 'b2');
+    assert.equal((await fetch(`${u(1)}/api/session`, { headers })).status, 200);
+  });
+});
