@@ -53,8 +53,15 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
   try {
     await waitFor(/commands: pull BOARD/);
     assert.match(out, new RegExp(`ews1  http://127\\.0\\.0\\.1:${http}/`));
-    const r = await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/echo?ms=1`);
+    // The demo made fresh credentials and printed them.
+    const pw = /operator\s+password (\S+)/.exec(out)?.[1];
+    assert.ok(pw, `operator password printed:\n${out}`);
+    assert.equal((await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/devices/pump1`)).status, 401, 'login is on');
+    const login = await fetch(`http://127.0.0.1:${http}/api/login`, { method: 'POST', body: JSON.stringify({ name: 'operator', password: pw }) });
+    const { token } = (await login.json()) as { token: string };
+    const r = await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/devices/pump1/start`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     assert.equal(r.status, 200);
+    assert.equal(r.headers.get('x-ews-board'), 'ews2');
     p.stdin!.write('pull ews1\n');
     await waitFor(/master is now ews2/);
     p.stdin!.write('plug ews1\n');

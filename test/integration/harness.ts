@@ -41,6 +41,8 @@ export interface TestCluster {
   procs: Map<string, ChildProcess>;
   logs: Map<string, string>;
   start(id: string): ChildProcess;
+  /** Pull (true) or replug (false) a board's network cable, as the demo does. */
+  cut(id: string, cut: boolean): void;
   kill(id: string, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
@@ -64,13 +66,16 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     dir, file, key, config, procs, logs,
     boards: boards.map((b) => ({ ...b, url: `http://127.0.0.1:${b.httpPort}` })),
     start(id) {
-      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
       logs.set(id, '');
       const append = (d: Buffer) => logs.set(id, (logs.get(id) ?? '').slice(-20_000) + d.toString());
       p.stdout!.on('data', append);
       p.stderr!.on('data', append);
       procs.set(id, p);
       return p;
+    },
+    cut(id, cut) {
+      procs.get(id)?.send({ cut });
     },
     async kill(id, signal = 'SIGKILL') {
       const p = procs.get(id);

@@ -159,6 +159,8 @@
       return renderDevice(d);
     }));
     if (r.data.length === 0) $('#device-list').textContent = 'No devices configured.';
+    // Devices nobody has read yet: read them once now.
+    for (const d of r.data) if (d.online && Object.keys(d.points).length === 0) readDevice(d.id, $(`#dev-${CSS.escape(d.id)} .result`));
   }
 
   function fmt(v, unit) {
@@ -231,7 +233,8 @@
     button.disabled = false;
     if (r.status === 200) {
       const res = r.data.result || {};
-      show(result, true, `✓ ${action} → ${Object.entries(res).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} on ${r.data.board} (${r.data.ms} ms)${r.replayed ? ' · replayed' : ''}`);
+      const what = Object.entries(res).map(([k, v]) => `${k} = ${fmt(v)}`).join(', ');
+      show(result, true, `✓ ${action}${what ? `: ${what}` : ''} · ran on ${r.data.board} in ${r.data.ms} ms${r.replayed ? ' · replayed' : ''}`);
       await readDevice(id, result);
     } else {
       show(result, false, `✗ ${action}: ${r.status || 'no answer'} ${r.data.error ? r.data.error.message : ''}`);
