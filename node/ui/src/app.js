@@ -10,7 +10,7 @@
       else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
       else if (v !== undefined && v !== false) e.setAttribute(k, v === true ? '' : v);
     }
-    for (const k of kids) if (k) e.append(k);
+    for (const k of kids) if (k !== undefined && k !== null && k !== false && k !== '') e.append(k);
     return e;
   };
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -172,7 +172,9 @@
   function renderPoints(d) {
     const names = Object.keys(d.points);
     if (names.length === 0) return el('div', { class: 'points', text: 'no reading yet' });
-    return el('div', { class: 'points' }, ...names.map((n) => el('span', {}, `${n} `, el('b', { 'data-point': n, text: fmt(d.points[n], d.units && d.units[n]) }))));
+    // Separators in the text itself, so the text-only level (no CSS) reads as well as the others.
+    const parts = names.flatMap((n, i) => [i ? ' · ' : '', el('span', {}, `${n} `, el('b', { 'data-point': n, text: fmt(d.points[n], d.units && d.units[n]) }))]);
+    return el('div', { class: 'points' }, ...parts);
   }
 
   function renderDevice(d) {
@@ -196,7 +198,7 @@
       }
     }
     return el('div', { class: 'device', id: `dev-${d.id}` },
-      el('h3', {}, d.name || d.id, el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), el('small', { text: `on ${d.boards.join(', ')}` })),
+      el('h3', {}, d.name || d.id, ' ', el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), ' ', el('small', { text: `on ${d.boards.join(', ')}` })),
       renderPoints(d), el('div', { class: 'actions' }, ...controls), result);
   }
 
