@@ -105,8 +105,11 @@ export class Board {
       if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
     });
     this.worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
-    this.schedules = new Schedules(cfg, self, this.log, this.metrics);
     this.guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key));
+    // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
+    // a short-lived operator session of their own, issued per call.
+    const service = (name: string) => (): Record<string, string> => (this.guard.open ? {} : { authorization: `Bearer ${this.guard.signer.issue(name, 'operator', 300, Date.now()).token}` });
+    this.schedules = new Schedules(cfg, self, this.log, this.metrics, service('schedule'));
     const others = [...clusterOrigins(cfg)].filter((o) => o.startsWith('http://')).join(' ');
     this.securityHeaders = {
       'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
@@ -115,7 +118,7 @@ export class Board {
       'referrer-policy': 'same-origin',
       'cross-origin-opener-policy': 'same-origin',
     };
-    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, this.log, this.metrics);
+    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, this.log, this.metrics, service('mqtt'));
     this.hub = new EventsHub(cfg.limits.sseClientsMax);
     this.dispatchGuard = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });

@@ -27,7 +27,8 @@ export class MqttBridge {
   private readonly commands: Counter;
   private inflight = 0;
 
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry) {
+  /** Commands act as the bridge itself: who may publish to .../set is the broker's ACL. */
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>) {
     this.commands = metrics.counter('ews_mqtt_commands_total', 'MQTT commands taken by this board as master, by outcome');
     metrics.gauge('ews_mqtt_connected', 'Whether this board is connected to the MQTT broker', () => [[{}, this.client?.connected ? 1 : 0]]);
   }
@@ -126,7 +127,7 @@ export class MqttBridge {
         return fail(400, 'payload must be empty, a JSON value, or {"value": …, "key": …}');
       }
     }
-    const headers: Record<string, string> = { 'x-ews-origin': 'mqtt' };
+    const headers: Record<string, string> = { 'x-ews-origin': 'mqtt', ...this.credentials() };
     if (key !== undefined) headers['idempotency-key'] = key;
     this.inflight++;
     const path = `/cgi-bin/devices/${encodeURIComponent(device!)}/${encodeURIComponent(action!)}`;

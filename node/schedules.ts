@@ -13,7 +13,7 @@ export class Schedules {
   private readonly runs: Counter;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly log: Logger, metrics: Registry) {
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>) {
     this.runs = metrics.counter('ews_schedule_runs_total', 'Scheduled jobs run by this board as master, by schedule and answer status');
   }
 
@@ -40,7 +40,7 @@ export class Schedules {
   private async fire(i: number, at: Date): Promise<void> {
     const s = this.cfg.schedules[i]!;
     const path = `/cgi-bin/devices/${encodeURIComponent(s.device)}/${encodeURIComponent(s.action)}`;
-    const headers: Record<string, string> = { 'x-ews-origin': 'schedule' };
+    const headers: Record<string, string> = { 'x-ews-origin': 'schedule', ...this.credentials() };
     // An action gets a key per tick: if two masters overlap for a moment after a partition heals,
     // the device still runs it once.
     if (s.action !== 'read') headers['idempotency-key'] = `schedule-${i}-${Math.floor(at.getTime() / 1000)}`;

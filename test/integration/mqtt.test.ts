@@ -2,14 +2,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
-import { converged, freePorts, makeCluster, waitFor, type TestCluster } from './harness.ts';
+import { freePorts, makeCluster, waitFor, type TestCluster } from './harness.ts';
 import { mosquitto, type Broker } from '../peers/mosquitto.ts';
 import { demoDevices } from '../../node/demo.ts';
+import { hashPassword } from '../../node/auth/password.ts';
 
 const P = 'ews/test';
 
 describe('MQTT bridge', () => {
   let c: TestCluster, broker: Broker, sub: MqttClient;
+  let auth: Record<string, string> = {};
   const seen = new Map<string, string>();
   const got = (topic: string, pred: (v: string) => boolean = () => true) => waitFor(`${topic}`, async () => {
     const v = seen.get(topic);
@@ -18,11 +20,19 @@ describe('MQTT bridge', () => {
   before(async () => {
     const [port] = await freePorts(1);
     broker = await mosquitto(port!);
+    const passwordHash = await hashPassword('operator-pass-1');
+    // Login is on: MQTT commands still go through, as the bridge (the broker decides who may publish).
     c = await makeCluster(3, (cfg) => {
       cfg.devices = demoDevices(['b1', 'b2', 'b3']);
       cfg.mqtt = { url: broker.url, prefix: P };
+      cfg.auth = { users: [{ name: 'op', role: 'operator', passwordHash }] };
     }, { args: ['--simulate-devices'] });
-    await converged(c);
+    const { token } = (await waitFor('login', async () => {
+      const r = await fetch(`${c.boards[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: 'op', password: 'operator-pass-1' }) });
+      return r.ok ? ((await r.json()) as { token: string }) : undefined;
+    }));
+    auth = { authorization: `Bearer ${token}` };
+    await waitFor('cluster up', async () => ((await (await fetch(`${c.boards[2]!.url}/healthz`)).json()) as { master: string }).master === 'b1');
     sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
     sub.on('message', (t, m) => seen.set(t, m.toString()));
     sub.on('connect', () => sub.subscribe(`${P}/#`));
@@ -36,7 +46,7 @@ describe('MQTT bridge', () => {
   test('retained board status, cluster and device state', async () => {
     for (const b of ['b1', 'b2', 'b3']) await got(`${P}/boards/${b}/status`, (v) => v === 'online');
     await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b1');
-    await fetch(`${c.boards[0]!.url}/cgi-bin/devices/pump1`);
+    await fetch(`${c.boards[0]!.url}/cgi-bin/devices/pump1`, { headers: auth });
     const st = JSON.parse(await got(`${P}/devices/pump1/state`, (v) => JSON.parse(v).updatedAt !== null));
     assert.deepEqual([st.id, st.online, st.boards], ['pump1', true, ['b2']]);
   });
@@ -56,7 +66,7 @@ describe('MQTT bridge', () => {
   test('a broker outage never blocks HTTP control; the bridge reconnects', async () => {
     await broker.stop();
     const t0 = Date.now();
-    const r = await fetch(`${c.boards[1]!.url}/cgi-bin/devices/pump1/stop`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+    const r = await fetch(`${c.boards[1]!.url}/cgi-bin/devices/pump1/stop`, { method: 'POST', headers: auth, signal: AbortSignal.timeout(5000) });
     assert.equal(r.status, 200);
     assert.ok(Date.now() - t0 < 5000);
     seen.delete(`${P}/boards/b3/status`);

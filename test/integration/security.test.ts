@@ -36,6 +36,7 @@ describe('security', () => {
     c = await makeCluster(3, (cfg) => {
       cfg.auth = { users };
       cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+      cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
     }, { args: ['--simulate-devices'] });
     u = (i) => c.boards[i]!.url;
     await waitFor('cluster up', async () => (await (await fetch(`${u(2)}/healthz`)).json() as { master: string }).master === 'b1');
@@ -132,6 +133,12 @@ describe('security', () => {
       assert.doesNotMatch(res, /root:|"name": "ews"|import /, p);
     }
     assert.equal((await fetch(`${u(0)}/healthz`)).status, 200);
+  });
+
+  test('schedules (trusted, internal) still run with login on', async () => {
+    const { metric } = await import('./harness.ts');
+    await waitFor('a scheduled action ran', async () => (await metric(u(0), 'ews_schedule_runs_total', { status: '200' })) >= 2, 10_000);
+    assert.equal(await metric(u(0), 'ews_schedule_runs_total', { status: '401' }), 0);
   });
 
   test('login attempts are rate limited (429 with Retry-After)', async () => {
