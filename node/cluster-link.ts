@@ -26,9 +26,10 @@ export class ClusterLink {
   private readonly received: Counter;
   private readonly sent: Counter;
   private readonly sendErrors: Counter;
-  /** Longest gap between two STATEs from the master we follow (liveness under load). */
+  /** Gaps between two STATEs from the master we follow (liveness under load): the longest, and how many were late. */
   private lastStateAt = -1;
   stateGapMaxMs = 0;
+  private lateGaps: Counter;
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
   /** DEVICE and IDEM packets from other boards. */
@@ -57,6 +58,9 @@ export class ClusterLink {
     this.sent = metrics.counter('ews_udp_sent_total', 'UDP packets sent, by type');
     this.sendErrors = metrics.counter('ews_udp_send_errors_total', 'UDP sends that failed');
     metrics.gauge('ews_state_gap_max_ms', 'Longest gap between STATE packets from the master, seen by this board', () => [[{}, Math.round(this.stateGapMaxMs)]]);
+    this.lateGaps = metrics.counter('ews_state_gaps_late_total', 'STATE gaps from the master longer than 2 heartbeats, or than Tmax');
+    this.lateGaps.inc({ over: '2x_heartbeat' }, 0);
+    this.lateGaps.inc({ over: 'tmax' }, 0);
   }
 
   async start(): Promise<void> {
@@ -129,7 +133,12 @@ export class ClusterLink {
     this.received.inc({ type: msg.type });
     const now = this.clock.now();
     if (msg.type === 'STATE' && msg.sender === this.core.master) {
-      if (this.lastStateAt >= 0) this.stateGapMaxMs = Math.max(this.stateGapMaxMs, now - this.lastStateAt);
+      if (this.lastStateAt >= 0) {
+        const gap = now - this.lastStateAt;
+        this.stateGapMaxMs = Math.max(this.stateGapMaxMs, gap);
+        if (gap > 2 * this.cfg.cluster.heartbeatMs) this.lateGaps.inc({ over: '2x_heartbeat' });
+        if (gap > this.cfg.cluster.tmaxMs) this.lateGaps.inc({ over: 'tmax' });
+      }
       this.lastStateAt = now;
     }
     this.apply(this.core.receive(msg, now));

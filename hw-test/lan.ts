@@ -1,0 +1,186 @@
+// A LAN of boards in network namespaces, for the hardware-in-the-loop suite. Must run inside
+// `unshare -rnm` (hw-test/run.sh): a switch namespace with a bridge, one namespace per board with
+// eth0 on the bridge, and this process itself as the client on the same LAN. Nothing can leave.
+// "Pulling a cable" is the switch-side link going down; a partition blocks forwarding on the port.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+const BUNDLE = join(ROOT, 'dist/ews.js');
+export const VIP = '10.231.0.100';
+export const PORT = 8080;
+
+export const ip = (...a: string[]): string => execFileSync('ip', a, { encoding: 'utf8' });
+const bridge = (...a: string[]): string => execFileSync('bridge', a, { encoding: 'utf8' });
+
+let mounted = false;
+let lanCount = 0;
+
+export interface Lan {
+  ids: string[];
+  addr(id: string): string;
+  file: string;
+  key: string;
+  start(id: string): void;
+  kill(id: string): Promise<void>;
+  /** Switch-side link down / up: the board sees NO-CARRIER, like a pulled cable. */
+  pull(id: string): void;
+  plug(id: string): void;
+  /** Link stays up, the switch stops forwarding its port (a partition). */
+  isolate(id: string, isolated: boolean): void;
+  /** Boards holding the cluster address right now. */
+  vipHolders(): string[];
+  logs: Map<string, string>;
+  close(): Promise<void>;
+}
+
+export interface LanOptions {
+  boards?: number;
+  devices?: unknown[];
+  auth?: unknown;
+  cluster?: Record<string, unknown>;
+  limits?: Record<string, unknown>;
+}
+
+export function ensureNamespaces(): void {
+  if (mounted) return;
+  if (!existsSync('/run/netns')) {
+    execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', '/run']);
+    mkdirSync('/run/netns', { recursive: true });
+  }
+  mounted = true;
+}
+
+export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
+  ensureNamespaces();
+  if (!existsSync(BUNDLE)) throw new Error('dist/ews.js missing: npm run build first (npm run test:hw does)');
+  const k = `${process.pid % 1000}${lanCount++}`;
+  const n = opts.boards ?? 3;
+  const ids = Array.from({ length: n }, (_, i) => `ews${i + 1}`);
+  const sw = `sw${k}`;
+  const ns = (id: string) => `${k}${id}`;
+  const port = (id: string) => `p${k}${id}`.slice(0, 15);
+  const addr = (id: string) => `10.231.0.${11 + ids.indexOf(id)}`;
+  ip('netns', 'add', sw);
+  ip('-n', sw, 'link', 'add', 'br0', 'type', 'bridge');
+  ip('-n', sw, 'link', 'set', 'br0', 'up');
+  for (const id of ids) {
+    ip('netns', 'add', ns(id));
+    ip('link', 'add', 'eth0', 'netns', ns(id), 'type', 'veth', 'peer', 'name', port(id), 'netns', sw);
+    ip('-n', sw, 'link', 'set', port(id), 'master', 'br0');
+    ip('-n', sw, 'link', 'set', port(id), 'up');
+    ip('-n', ns(id), 'addr', 'add', `${addr(id)}/24`, 'brd', '10.231.0.255', 'dev', 'eth0');
+    ip('-n', ns(id), 'link', 'set', 'eth0', 'up');
+    ip('-n', ns(id), 'link', 'set', 'lo', 'up');
+  }
+  const cport = `c${k}`.slice(0, 15);
+  ip('link', 'add', cport, 'type', 'veth', 'peer', 'name', `pc${k}`.slice(0, 15), 'netns', sw);
+  ip('-n', sw, 'link', 'set', `pc${k}`.slice(0, 15), 'master', 'br0');
+  ip('-n', sw, 'link', 'set', `pc${k}`.slice(0, 15), 'up');
+  ip('addr', 'add', '10.231.0.2/24', 'brd', '10.231.0.255', 'dev', cport);
+  ip('link', 'set', cport, 'up');
+  ip('link', 'set', 'lo', 'up');
+
+  const key = randomBytes(32).toString('hex');
+  const cfg = {
+    cluster: { name: 'hw', key, broadcast: '10.231.0.255', udpPort: 5050, heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100, vip: { address: `${VIP}/24`, interface: 'eth0' }, ...opts.cluster },
+    boards: ids.map((id) => ({ id, address: addr(id), httpPort: PORT })),
+    devices: opts.devices ?? [],
+    auth: opts.auth ?? { disabled: true },
+    limits: { serialBackoffMaxMs: 200, ...opts.limits },
+    stateDir: mkdtempSync(join(tmpdir(), 'ews-hw-state-')),
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'ews-hw-')), 'cluster.json');
+  writeFileSync(file, JSON.stringify(cfg));
+  const procs = new Map<string, ChildProcess>();
+  const logs = new Map<string, string>();
+  const lan: Lan = {
+    ids, addr, file, key, logs,
+    start(id) {
+      const p = spawn('ip', ['netns', 'exec', ns(id), process.execPath, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const add = (d: Buffer) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
+      p.stdout!.on('data', add);
+      p.stderr!.on('data', add);
+      procs.set(id, p);
+    },
+    async kill(id) {
+      const p = procs.get(id);
+      if (!p || p.exitCode !== null) return;
+      const gone = new Promise((r) => p.once('exit', r));
+      p.kill('SIGKILL');
+      await gone;
+    },
+    pull: (id) => void ip('-n', sw, 'link', 'set', port(id), 'down'),
+    plug: (id) => void ip('-n', sw, 'link', 'set', port(id), 'up'),
+    isolate: (id, on) => void bridge('-n', sw, 'link', 'set', 'dev', port(id), 'state', on ? '0' : '3'),
+    vipHolders: () => ids.filter((id) => ip('-n', ns(id), '-4', 'addr', 'show', 'dev', 'eth0').includes(`${VIP}/24`)),
+    async close() {
+      await Promise.all([...procs.values()].map((p) => new Promise<void>((r) => {
+        if (p.exitCode !== null) return r();
+        p.once('exit', () => r());
+        p.kill('SIGTERM');
+        setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+      })));
+      for (const id of ids) ip('netns', 'del', ns(id));
+      ip('netns', 'del', sw);
+      ip('link', 'del', cport);
+    },
+  };
+  for (const id of ids) lan.start(id);
+  return lan;
+}
+
+// ---- a small HTTP client with hard timeouts (fetch's pooled sockets stick to a dead MAC) ----
+
+export interface Answer { status: number; body: string; board: string | null; error?: string }
+
+const agent = new http.Agent({ keepAlive: false });
+
+export function request(host: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = http.request({ host, port: PORT, path, method: opts.method ?? 'GET', agent, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, board: (res.headers['x-ews-board'] as string | undefined) ?? null }));
+      res.on('error', (e) => resolve({ status: 0, body, board: null, error: e.message }));
+    });
+    req.setTimeout(opts.timeoutMs ?? 2000, () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, body: '', board: null, error: e.message }));
+    req.end(opts.body);
+  });
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 25): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface Health { board: string; role: string; term: number; master: string | null }
+
+export async function health(lan: Lan, id: string): Promise<Health | undefined> {
+  const r = await request(lan.addr(id), '/healthz', { timeoutMs: 1000 });
+  return r.status === 200 ? (JSON.parse(r.body) as Health) : undefined;
+}
+
+/** Every listed board answers and names the same master, which holds the VIP alone. */
+export async function settled(lan: Lan, ids = lan.ids, timeoutMs = 15_000): Promise<Health> {
+  return until(`one master among ${ids.join(',')} holding the VIP alone`, async () => {
+    const hs = await Promise.all(ids.map((id) => health(lan, id)));
+    const m = hs[0]?.master;
+    if (!m || hs.some((h) => !h || h.master !== m || h.term !== hs[0]!.term)) return undefined;
+    const masters = hs.filter((h) => h!.role === 'master');
+    if (masters.length !== 1) return undefined;
+    const holders = lan.vipHolders();
+    return holders.length === 1 && holders[0] === m ? hs[0] : undefined;
+  }, timeoutMs);
+}
