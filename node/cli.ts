@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { runDemo } from './demo.ts';
 import { hashPassword } from './auth/password.ts';
+import { startSystemdNotify } from './sd-notify.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
@@ -42,6 +43,7 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }
+  const stopNotify = startSystemdNotify();
   // The demo drives a board's "cable" over the IPC channel.
   process.on('message', (m: unknown) => {
     if (typeof m !== 'object' || m === null) return;
@@ -54,6 +56,7 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGINT', stop);
     process.once('disconnect', stop);
   });
+  stopNotify();
   await board.close();
   return 0;
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# dist/board/: what a board runs — the bundle, the content trees, and only the runtime packages
+# the bundle leaves outside (serialport with its prebuilt bindings, mqtt). No TypeScript, no tsx.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm run build >/dev/null  # always: a stale bundle must never be packed
+out=dist/board
+rm -rf "$out"
+mkdir -p "$out/node_modules"
+cp dist/ews.js "$out/ews.js"
+cp -r dist/site "$out/site"
+cp README.md deploy/ews.service deploy/example-cluster.json "$out/"
+printf '{ "name": "ews-board", "private": true, "type": "module" }\n' > "$out/package.json"
+# The production dependency tree, as npm resolved it (pino and node-cron are in the bundle too; small).
+npm ls --omit=dev --all --parseable 2>/dev/null | grep '/node_modules/' | while read -r dir; do
+  rel="${dir#"$PWD"/}"
+  mkdir -p "$out/$(dirname "$rel")"
+  [ -e "$out/$rel" ] || cp -r "$dir" "$out/$rel"
+done
+# Boards are Linux: other systems' native prebuilds are dead weight.
+find "$out/node_modules" -path '*/prebuilds/*' -maxdepth 5 -type d \( -name 'android-*' -o -name 'darwin-*' -o -name 'win32-*' \) -prune -exec rm -rf {} +
+echo "dist/board: $(du -sh "$out" | cut -f1) ($(find "$out/node_modules" -maxdepth 2 -name package.json | wc -l) runtime packages)"

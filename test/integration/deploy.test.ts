@@ -1,0 +1,77 @@
+// Deployment: the installed package boots on its own (no TypeScript, no tsx, no checkout), the
+// systemd unit is valid and minimal, and the watchdog protocol is spoken.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePorts, ROOT, waitFor } from './harness.ts';
+import { BOARD_NODE_FLAGS } from '../../deploy/node-flags.ts';
+import { demoDevices } from '../../node/demo.ts';
+
+describe('deploy', () => {
+  let root: string;
+  const procs: ChildProcess[] = [];
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'ews-root-'));
+    const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', root, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+  });
+  after(() => {
+    for (const p of procs) p.kill('SIGKILL');
+  });
+
+  test('install lays out the bundle, content trees, runtime packages, config, board id and unit', () => {
+    for (const f of ['opt/ews/ews.js', 'opt/ews/site/3/index.html', 'opt/ews/site/1/app.js', 'opt/ews/node_modules/serialport/package.json', 'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm', 'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64', 'etc/ews/cluster.json', 'etc/systemd/system/ews.service']) {
+      assert.ok(existsSync(join(root, f)), f);
+    }
+    assert.equal(existsSync(join(root, 'opt/ews/node_modules/typescript')), false, 'no dev tools on a board');
+    assert.equal(existsSync(join(root, 'opt/ews/node_modules/tsx')), false);
+    assert.equal(readFileSync(join(root, 'etc/ews/board.env'), 'utf8'), 'EWS_BOARD=ews2\n');
+    const bad = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews9', '--root', mkdtempSync(join(tmpdir(), 'ews-root-'))], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /"ews9" is not in/);
+  });
+
+  test('the unit: restart on failure, watchdog, a dedicated user with dialout, only the capabilities it needs, the board memory flags', () => {
+    const unit = readFileSync(join(root, 'etc/systemd/system/ews.service'), 'utf8');
+    for (const line of ['Restart=on-failure', 'Type=notify', 'WatchdogSec=20s', 'User=ews', 'SupplementaryGroups=dialout', 'NoNewPrivileges=yes', 'AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE', 'CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE']) {
+      assert.ok(unit.includes(`\n${line}\n`), line);
+    }
+    assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as deploy/node-flags.ts');
+    assert.ok(unit.includes(`ExecStart=${process.execPath} /opt/ews/ews.js start`));
+    const v = spawnSync('systemd-analyze', ['verify', join(root, 'etc/systemd/system/ews.service')], { encoding: 'utf8' });
+    if (v.error) return; // systemd-analyze not on this machine
+    assert.doesNotMatch(`${v.stdout}${v.stderr}`, /ews\.service:\d+/, 'systemd-analyze finds nothing wrong in the unit');
+  });
+
+  test('the installed package boots without the checkout, drives a device, serves the UI, and speaks the systemd watchdog', async () => {
+    const [http, udp] = await freePorts(2);
+    const dir = mkdtempSync(join(tmpdir(), 'ews-run-'));
+    const cfgFile = join(dir, 'c.json');
+    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'cd'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [(demoDevices(['b1']) as object[])[0]], auth: { disabled: true } }));
+    // A stand-in for systemd's notify socket (a unix datagram socket), to hear READY and WATCHDOG.
+    const sockPath = join(dir, 'notify.sock');
+    const listener = spawn('/usr/bin/python3', ['-u', '-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('listening',flush=True)\nwhile True: print(s.recv(4096).decode().replace('\\n',' '),flush=True)`, sockPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    procs.push(listener);
+    let heard = '';
+    listener.stdout!.on('data', (d) => (heard += d.toString()));
+    await waitFor('notify listener', async () => heard.includes('listening'));
+    const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1', '--simulate-devices'], {
+      cwd: dir, stdio: 'ignore', env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn' },
+    });
+    procs.push(board);
+    const u = `http://127.0.0.1:${http}`;
+    await waitFor('installed board serving', async () => (await fetch(`${u}/healthz`)).ok, 20_000);
+    const dev = await waitFor('device through the installed serialport', async () => {
+      const r = await fetch(`${u}/cgi-bin/devices/pump1`);
+      return r.ok ? ((await r.json()) as { result: Record<string, unknown> }) : undefined;
+    });
+    assert.equal(dev.result.speed, 1200);
+    const page = await fetch(`${u}/`);
+    assert.equal(page.headers.get('x-ews-tree'), '3');
+    assert.match(await page.text(), /<title>ews<\/title>/);
+    await waitFor('READY and two watchdog pings', async () => heard.includes('READY=1') && heard.split('WATCHDOG=1').length > 2, 10_000);
+  });
+});
