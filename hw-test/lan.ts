@@ -36,6 +36,9 @@ export interface Lan {
   /** Boards holding the cluster address right now. */
   vipHolders(): string[];
   logs: Map<string, string>;
+  /** When each board's process was started, and its pid (for boot time and RSS). */
+  startedAt: Map<string, number>;
+  pid(id: string): number | undefined;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,8 @@ export interface LanOptions {
   auth?: unknown;
   cluster?: Record<string, unknown>;
   limits?: Record<string, unknown>;
+  /** Per board, the command that runs node (default: this node), e.g. qemu with an ARM node. */
+  runners?: Record<string, string[]>;
 }
 
 export function ensureNamespaces(): void {
@@ -99,10 +104,14 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   writeFileSync(file, JSON.stringify(cfg));
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
+  const startedAt = new Map<string, number>();
   const lan: Lan = {
-    ids, addr, file, key, logs,
+    ids, addr, file, key, logs, startedAt,
+    pid: (id) => procs.get(id)?.pid,
     start(id) {
-      const p = spawn('ip', ['netns', 'exec', ns(id), process.execPath, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const node = opts.runners?.[id] ?? [process.execPath];
+      startedAt.set(id, Date.now());
+      const p = spawn('ip', ['netns', 'exec', ns(id), ...node, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
       const add = (d: Buffer) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
       p.stdout!.on('data', add);
       p.stderr!.on('data', add);

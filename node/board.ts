@@ -152,6 +152,10 @@ export class Board {
     this.metrics.gauge('ews_device_actions_total', 'Actions this board ran on its devices', () => [...this.devices.actionCounts].map(([k, v]) => [{ device: k.split(' ')[0]!, action: k.split(' ')[1]! }, v]));
     this.metrics.gauge('ews_idempotency_keys', 'Idempotency-Key records held', () => [[{}, this.idem.store.size]]);
     this.metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
+    this.metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
+      const m = process.memoryUsage();
+      return [[{ kind: 'used' }, m.heapUsed], [{ kind: 'total' }, m.heapTotal], [{ kind: 'external' }, m.external + m.arrayBuffers]];
+    });
 
     const l = cfg.limits;
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.

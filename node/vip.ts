@@ -66,7 +66,7 @@ export class VipManager {
     if (!this.held) {
       // Duplicate address detection: another holder answers ARP for it (a master that has not stepped down yet).
       // arping waits whole seconds: -w 1 is the shortest check it can make.
-      const dad = await this.run('arping', ['-D', '-q', '-c', '1', '-w', '1', '-I', dev, address]);
+      const dad = this.vip.duplicateCheck ? await this.run('arping', ['-D', '-q', '-c', '1', '-w', '1', '-I', dev, address]) : { code: 0, stderr: '' };
       if (!this.want) return;
       if (dad.code === 1 && ++this.duplicates < this.duplicateChecksMax) {
         this.log.warn({ address, check: this.duplicates }, 'cluster address still answered by another board; retrying');

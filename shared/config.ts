@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { readDevices, readSchedules, type DeviceConfig, type ScheduleConfig } from './device-config.ts';
 
-export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string }
+/** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait). */
+export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string; readonly duplicateCheck: boolean }
 export interface ClusterConfig {
   readonly name: string;
   readonly key: Buffer;
@@ -148,14 +149,15 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;
-  const v = r.obj(c, 'vip', p, ['address', 'interface'], false);
+  const v = r.obj(c, 'vip', p, ['address', 'interface', 'duplicateCheck'], false);
   if (v) {
     const addr = r.str(v, 'address', 'cluster.vip');
     const m = /^(\d+\.\d+\.\d+\.\d+)\/(\d{1,2})$/.exec(addr);
     if (!m || !isIPv4(m[1]!) || Number(m[2]) > 32) r.bad('cluster.vip.address', 'must be IPv4/prefix, e.g. 10.0.0.100/24');
     const iface = r.str(v, 'interface', 'cluster.vip');
     if (!/^[A-Za-z0-9_.-]{1,15}$/.test(iface)) r.bad('cluster.vip.interface', 'must be an interface name');
-    vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface };
+    if (v.duplicateCheck !== undefined && typeof v.duplicateCheck !== 'boolean') r.bad('cluster.vip.duplicateCheck', 'must be true or false');
+    vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface, duplicateCheck: v.duplicateCheck !== false };
   }
   return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, vip };
 }

@@ -13,7 +13,7 @@ ip('link', 'set', 'v0', 'up');
 ip('link', 'set', 'v1', 'up');
 ip('addr', 'add', '10.231.0.1/24', 'dev', 'v0');
 
-const vip = { address: '10.231.0.100', prefix: 24, interface: 'v0' };
+const vip = { address: '10.231.0.100', prefix: 24, interface: 'v0', duplicateCheck: true };
 const m = new VipManager(vip, silentLogger, new Registry(), undefined, 50);
 await m.claim();
 assert.ok(has('v0') && m.held, 'claimed');
