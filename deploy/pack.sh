@@ -9,7 +9,7 @@ rm -rf "$out"
 mkdir -p "$out/node_modules"
 cp dist/ews.js "$out/ews.js"
 cp -r dist/site "$out/site"
-cp README.md deploy/ews.service deploy/example-cluster.json "$out/"
+cp README.md deploy/ews.service deploy/example-cluster.json deploy/install.sh "$out/"
 printf '{ "name": "ews-board", "private": true, "type": "module" }\n' > "$out/package.json"
 # The production dependency tree, as npm resolved it (pino and node-cron are in the bundle too; small).
 npm ls --omit=dev --all --parseable 2>/dev/null | grep '/node_modules/' | while read -r dir; do
