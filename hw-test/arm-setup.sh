@@ -34,6 +34,7 @@ Dir::Etc::SourceList "$cache/apt/sources.list";
 Dir::Etc::SourceParts "$cache/apt/sources.list.d";
 Dir::Etc::Preferences "$cache/apt/preferences";
 Dir::Etc::PreferencesParts "$cache/apt/preferences.d";
+APT::Sandbox::User "root";
 CONF
 mkdir -p "$cache/apt/sources.list.d" "$cache/apt/preferences.d"
 export APT_CONFIG="$cache/apt/apt.conf"
