@@ -13,6 +13,15 @@ export interface QueueItem {
 
 export interface ClassBounds { readonly priority: number; readonly maxQueue: number; readonly deadlineMs: number }
 
+/** How a request ended, fed back to schedulers that learn from it (QoS, SPEC §7). */
+export interface Outcome {
+  readonly responseMs: number;
+  /** Content level served, 0 when refused or dropped, M for the full tree. */
+  readonly level: number;
+  readonly levels: number;
+  readonly deadlineMet: boolean;
+}
+
 export type EnqueueResult = 'ok' | 'class-full' | 'bytes-full';
 
 export interface Scheduler<T extends QueueItem> {
@@ -27,6 +36,10 @@ export interface Scheduler<T extends QueueItem> {
   bytes(): number;
   /** Everything still queued, in arrival order per class (for handing over on step-down). */
   drain(): T[];
+  /** A dispatched item finished (or was refused): schedulers that adapt learn from it. */
+  completed(item: T, outcome: Outcome, nowMs: number): void;
+  /** Controller state for /metrics and the UI. */
+  state(): Record<string, number | string | number[] | string[]>;
 }
 
 export interface SchedulerLimits { readonly maxQueueBytes: number; readonly scanMax: number }
@@ -99,7 +112,23 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   }
 
   protected abstract pick(canRun: (item: T) => boolean): T | undefined;
+
+  completed(_item: T, _outcome: Outcome, _nowMs: number): void {}
+  state(): Record<string, number | string | number[] | string[]> {
+    return {};
+  }
+  /** Queue heads that may run, one per class (scanning at most scanMax), with their arrival sequence. */
+  protected heads(canRun: (item: T) => boolean): Array<{ cls: number; item: T; seq: number }> {
+    const out: Array<{ cls: number; item: T; seq: number }> = [];
+    for (let cls = 0; cls < this.queues.length; cls++) {
+      const e = this.firstRunnable(cls, canRun);
+      if (e) out.push({ cls, item: e.item, seq: e.seq });
+    }
+    return out;
+  }
 }
+
+export { ClassQueues };
 
 /** Paper 001: HIGH before LOW, arrival order within a class. */
 export class PriorityScheduler<T extends QueueItem> extends ClassQueues<T> {

@@ -1,0 +1,98 @@
+// Dynamic Weighted Fair Service (paper 004): weighted fair queueing that emulates processor
+// sharing over the class queues. Virtual time R advances at C2 / ΣΦ(non-empty queues); a request
+// of queue a gets S = max(F_prev(a), R(arrival)) and F = S + C1·P/Φa; a free slot serves the
+// smallest F. Every period each weight is recomputed from its initial weight and its queue
+// length: Φa = Φa0 · (1 + β·qa), so a congested queue gets more service before it overflows.
+import { ClassQueues, type ClassBounds, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+
+export interface DwfsOptions {
+  /** Initial weight per class (Φa0). */
+  weights: readonly number[];
+  /** Queue-length gain of the weight update. */
+  beta: number;
+  /** Weight recomputation period. */
+  periodMs: number;
+  C1?: number;
+  C2?: number;
+}
+
+interface Tagged { start: number; finish: number }
+
+export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
+  readonly name = 'dwfs';
+  readonly weights: number[];
+  private readonly tags = new Map<T, Tagged>();
+  private readonly lastFinish: number[];
+  private virtual = 0;
+  private lastMs: number | undefined;
+  private lastPeriodMs: number | undefined;
+  private readonly C1: number;
+  private readonly C2: number;
+
+  constructor(classes: readonly ClassBounds[], limits: SchedulerLimits, private readonly opts: DwfsOptions) {
+    super(classes, limits);
+    if (opts.weights.length !== classes.length || opts.weights.some((w) => !(w > 0))) throw new Error('dwfs: one positive weight per class');
+    this.weights = [...opts.weights];
+    this.lastFinish = classes.map(() => 0);
+    this.C1 = opts.C1 ?? 1;
+    this.C2 = opts.C2 ?? 1;
+  }
+
+  /** Advance virtual time to `nowMs` at rate C2 / Σ weights of the non-empty queues. */
+  advance(nowMs: number): void {
+    if (this.lastMs !== undefined && nowMs > this.lastMs) {
+      let active = 0;
+      this.queues.forEach((q, i) => { if (q.size > 0) active += this.weights[i]!; });
+      if (active > 0) this.virtual += ((nowMs - this.lastMs) * this.C2) / active;
+    }
+    this.lastMs = nowMs;
+    if (this.lastPeriodMs === undefined) this.lastPeriodMs = nowMs;
+    if (nowMs - this.lastPeriodMs >= this.opts.periodMs) {
+      this.lastPeriodMs = nowMs;
+      this.queues.forEach((q, i) => (this.weights[i] = this.opts.weights[i]! * (1 + this.opts.beta * q.size)));
+    }
+  }
+
+  get virtualTime(): number {
+    return this.virtual;
+  }
+
+  override enqueue(item: T): ReturnType<ClassQueues<T>['enqueue']> {
+    this.advance(item.enqueuedMs);
+    const r = super.enqueue(item);
+    if (r === 'ok') {
+      const start = Math.max(this.lastFinish[item.cls]!, this.virtual);
+      const finish = start + (this.C1 * 1) / this.weights[item.cls]!;
+      this.lastFinish[item.cls] = finish;
+      this.tags.set(item, { start, finish });
+    }
+    return r;
+  }
+
+  override remove(item: T): boolean {
+    this.tags.delete(item);
+    return super.remove(item);
+  }
+
+  override take(nowMs: number, canRun: (item: T) => boolean): T | undefined {
+    this.advance(nowMs);
+    return super.take(nowMs, canRun);
+  }
+
+  protected pick(canRun: (item: T) => boolean): T | undefined {
+    let best: { item: T; f: number; seq: number } | undefined;
+    for (const h of this.heads(canRun)) {
+      const f = this.tags.get(h.item)?.finish ?? Infinity;
+      if (!best || f < best.f || (f === best.f && h.seq < best.seq)) best = { item: h.item, f, seq: h.seq };
+    }
+    return best?.item;
+  }
+
+  finishTag(item: T): number | undefined {
+    return this.tags.get(item)?.finish;
+  }
+
+  override state(): Record<string, number | number[]> {
+    return { virtualTime: +this.virtual.toFixed(3), weights: this.weights.map((w) => +w.toFixed(3)) };
+  }
+}
