@@ -1,0 +1,134 @@
+// The QoS controllers: equations against hand-computed values, and closed loops against simulated
+// servers (time is just the loop counter: no clocks, no sleeps).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AdmissionController } from '../../master/qos/admission.ts';
+import { calibrate, clientPosition, LoadMonitor, treeFor, UtilizationController } from '../../master/qos/adaptation.ts';
+import { QuotaController } from '../../master/qos/quota.ts';
+import { rng } from '../sim/simulator.ts';
+
+test('admission: target_in = in + q0·e(t) + q1·e(t−T) (in = admitted), p = target_in / predicted', () => {
+  const a = new AdmissionController(1, { targetQueue: [5], q0: 0.5, q1: 0.2, alpha: 0.5, refuseAfterPeriods: 3 }, () => 0);
+  for (let i = 0; i < 10; i++) a.arrive(0, false);
+  // first period: in 10, q 6 → e = −1, e(t−T) = 0: target_in = 10 − 0.5 = 9.5; predicted 10
+  a.period([6]);
+  assert.deepEqual([a.classes[0]!.targetIn, a.classes[0]!.p], [9.5, 0.95]);
+  for (let i = 0; i < 10; i++) a.arrive(0, false);
+  // second: in 10, q 8 → e = −3, e(t−T) = −1: 10 − 1.5 − 0.2 = 8.3; predicted .5·10 + .5·10 = 10
+  a.period([8]);
+  assert.equal(+a.classes[0]!.targetIn.toFixed(6), 8.3);
+  assert.equal(+a.classes[0]!.p.toFixed(6), 0.83);
+});
+
+test('admission: arrivals pass with probability p up to target_in, the rest are reserved; sessions always pass; the reserve tops up', () => {
+  const r = rng(3);
+  const a = new AdmissionController(1, { targetQueue: [0], q0: 1, q1: 0, alpha: 1, refuseAfterPeriods: 3 }, r);
+  for (let i = 0; i < 100; i++) a.arrive(0, false);
+  a.period([40]); // all 100 admitted, e = −40: target_in = 100 − 40 = 60, p = 60/100
+  let admitted = 0;
+  for (let i = 0; i < 100; i++) if (a.arrive(0, false) === 'admit') admitted++;
+  assert.ok(admitted <= 60 && admitted >= 45, `admitted ${admitted}`);
+  assert.equal(a.arrive(0, true), 'admit', 'an existing session passes');
+  // The queue emptied (q = 0, target 0): target_in = admitted + 0 — nothing more to top up.
+  assert.deepEqual(a.period([0]), [0]);
+  const b = new AdmissionController(1, { targetQueue: [30], q0: 1, q1: 0, alpha: 1, refuseAfterPeriods: 3 }, () => 0);
+  for (let i = 0; i < 10; i++) b.arrive(0, false);
+  // q = 0 below its target 30: target_in = 10 + 30 = 40, 10 admitted already → 30 from the reserve.
+  assert.deepEqual(b.period([0]), [30]);
+});
+
+test('admission closed loop: the queue settles near its target under a steady overload', () => {
+  const a = new AdmissionController(1, { targetQueue: [20], q0: 0.6, q1: 0.2, alpha: 0.5, refuseAfterPeriods: 3 }, rng(9));
+  let q = 0, reserve = 0;
+  const service = 80; // per period; 120 offered
+  const qs: number[] = [];
+  for (let t = 0; t < 60; t++) {
+    for (let i = 0; i < 120; i++) (a.arrive(0, false) === 'admit' ? q++ : reserve++);
+    q = Math.max(0, q - service);
+    const up = Math.min(reserve, a.period([q])[0]!);
+    reserve -= up;
+    a.admittedFromReserve(0, up);
+    q += up;
+    reserve = 0; // refused after their periods (here: at once) — explicitly, with 503
+    qs.push(q);
+  }
+  const tail = qs.slice(-20);
+  const mean = tail.reduce((s, x) => s + x, 0) / tail.length;
+  assert.ok(Math.abs(mean - 20) < 12, `queue ${mean.toFixed(1)} vs target 20 (${tail.join(',')})`);
+});
+
+test('adaptation: U = a·R + b·W; G ← clamp(G + k(U* − U), 0, M); fractional G by client hash', () => {
+  const m = new LoadMonitor();
+  for (let i = 0; i < 50; i++) m.record(2000);
+  const { U, R, W } = m.take(1000, 0.004, 0.000002); // 50 req/s, 100 kB/s
+  assert.deepEqual([R, W, +U.toFixed(6)], [50, 100_000, 0.4]);
+  const c = new UtilizationController(3, 0.85, 2);
+  assert.equal(+c.step(1.35).toFixed(6), 2); // 3 + 2·(.85 − 1.35)
+  assert.equal(+c.step(2.85).toFixed(6), 0); // clamped
+  assert.equal(+c.step(-1).toFixed(6), 3); // clamped at M
+  // G = 2.3: 30% of clients on tree 3, the rest on tree 2, each always the same
+  const clients = Array.from({ length: 2000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+  const on3 = clients.filter((cl) => treeFor(2.3, cl, 3) === 3).length / clients.length;
+  assert.ok(Math.abs(on3 - 0.3) < 0.04, `${on3}`);
+  assert.equal(treeFor(2.3, '10.0.0.7', 3), treeFor(2.3, '10.0.0.7', 3));
+  assert.equal(treeFor(2.3, '10.0.0.7', 3), clientPosition('10.0.0.7') < 0.3 ? 3 : 2);
+  assert.equal(treeFor(0, 'x', 3), 0, 'G = 0 refuses');
+});
+
+test('calibration: a and b by least squares from (Rmax, Wmax) at several sizes', () => {
+  // A server with a = 2 ms/request and b = 10 µs/byte: at size x, Rmax = 1/(a + b·x), Wmax = x·Rmax.
+  const pts = [500, 5000, 20000, 80000].map((x) => ({ R: 1 / (0.002 + 0.00001 * x), W: x / (0.002 + 0.00001 * x) }));
+  const { a, b } = calibrate(pts);
+  assert.ok(Math.abs(a - 0.002) < 1e-9 && Math.abs(b - 0.00001) < 1e-12, `${a} ${b}`);
+  assert.throws(() => calibrate([{ R: 1, W: 1 }]), /two or more/);
+});
+
+test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload step', () => {
+  const a = 0.004, b = 0.0000005, M = 3;
+  const size = [0, 1000, 20000, 200000]; // bytes per request at each tree level (0 = refused)
+  const c = new UtilizationController(M, 0.85, 0.8);
+  const clients = Array.from({ length: 500 }, (_, i) => `c${i}`);
+  let U = 0;
+  const trace: number[] = [];
+  for (let t = 0; t < 120; t++) {
+    const perClient = t < 30 ? 0.15 : 0.45; // requests/s per client: a 3× step at t = 30
+    let R = 0, W = 0;
+    for (const cl of clients) {
+      const level = treeFor(c.G, cl, M);
+      if (level === 0) continue;
+      R += perClient;
+      W += perClient * size[level]!;
+    }
+    U = Math.min(1, a * R + b * W); // a saturated server measures 100%
+    c.step(U);
+    trace.push(U);
+  }
+  assert.ok(trace[25]! < 0.85, 'below the target before the step: full content');
+  const settled = trace.slice(-20);
+  for (const u of settled) assert.ok(Math.abs(u - 0.85) <= 0.05, `U ${u.toFixed(3)} (G ${c.G.toFixed(2)})`);
+});
+
+test('quota: slots move to the class missing its target, from faster or lower classes; low classes slow down first', () => {
+  const q = new QuotaController([{ targetMs: 5, priority: 0 }, { targetMs: 10, priority: 1 }, { targetMs: 15, priority: 2 }], 75, 0.5);
+  assert.deepEqual(q.quotas, [25, 25, 25]);
+  // Class 0 at 10 s (100% over), class 2 at 7.5 s (50% under): 0.5 · 1.0 · 25 = 12.5 → 13 slots from class 2.
+  assert.deepEqual(q.period([10, 10, 7.5]), [38, 25, 12]);
+  // Saturated (everyone late): class 0 (+20%) takes round(.5·.2·38) = 4, class 1 (+20%) takes
+  // round(.5·.2·25) = 3, both from the lowest class, which is late too (+100%) but has no one below it.
+  assert.deepEqual(q.period([6, 12, 30]), [42, 28, 5]);
+  assert.equal(q.canRun(2, 4), true);
+  assert.equal(q.canRun(2, 5), false);
+});
+
+test('quota closed loop (003): response times move toward their targets', () => {
+  const q = new QuotaController([{ targetMs: 5000, priority: 0 }, { targetMs: 10000, priority: 1 }, { targetMs: 15000, priority: 2 }], 75, 0.3);
+  // Backlogs 130/90/50 requests of 1 s work: a class with s slots answers in ≈ backlog/s seconds.
+  const backlog = [130, 90, 50];
+  let r: number[] = [];
+  for (let t = 0; t < 30; t++) {
+    r = backlog.map((n, i) => (1000 * n) / q.quotas[i]!);
+    q.period(r);
+  }
+  assert.ok(r[0]! <= 5000 * 1.15, `class 0 at ${r[0]} ms, quotas ${q.quotas}`);
+  assert.ok(q.quotas[0]! > 25 && q.quotas[2]! < 25, `quotas ${q.quotas}`);
+});
