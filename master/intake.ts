@@ -11,7 +11,12 @@ import type { Counter, Registry } from '../shared/metrics.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ClusterCore, Ready } from '../shared/election.ts';
 import { createClassifier, type Classifier } from './classify.ts';
-import { createScheduler, type QueueItem, type Scheduler } from './scheduler.ts';
+import type { Outcome, QueueItem, Scheduler } from './scheduler.ts';
+import { schedulerFor } from './scheduler-factory.ts';
+import { AdmissionController } from './qos/admission.ts';
+import { LoadMonitor, treeFor, UtilizationController } from './qos/adaptation.ts';
+import { QuotaController } from './qos/quota.ts';
+import { cookieValue } from '../node/auth/guard.ts';
 import { leastConnection } from './least-connection.ts';
 import { deviceTarget } from './device-route.ts';
 import { KEY_RE, requestHash, type IdempotencyStore } from '../node/idempotency-store.ts';
@@ -28,6 +33,8 @@ export interface Pending extends QueueItem {
   attempts: number;
   done: boolean;
   abort: AbortController;
+  /** The admission period in which it went to the reserve queue (admission control). */
+  reservedAt?: number;
 }
 
 export interface IntakeDeps {
@@ -61,22 +68,42 @@ export class Intake {
   private readonly perBoard: Counter;
   private readonly expireTimer: NodeJS.Timeout;
   private pumping = false;
+  private readonly inflight: number[];
+  private readonly reserve: Pending[][];
+  private readonly respSum: number[];
+  private readonly respCount: number[];
+  private readonly admission: AdmissionController | undefined;
+  private readonly adapt: { monitor: LoadMonitor; ctl: UtilizationController; U: number } | undefined;
+  private readonly quota: QuotaController | undefined;
+  private periodTimer: NodeJS.Timeout | undefined;
+  private periodN = 0;
 
   constructor(private readonly d: IntakeDeps) {
     const { cfg } = d;
     this.classifier = createClassifier(cfg.classes);
-    this.scheduler = createScheduler<Pending>(cfg.qos.scheduler, cfg.classes, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
+    this.scheduler = schedulerFor<Pending>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
+    const q = cfg.qos;
+    this.inflight = cfg.classes.map(() => 0);
+    this.reserve = cfg.classes.map(() => []);
+    this.respSum = cfg.classes.map(() => 0);
+    this.respCount = cfg.classes.map(() => 0);
+    if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, Math.random);
+    if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
+    if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.maxInFlightPerBoard, q.quota.gain);
+    if (this.admission || this.adapt || this.quota || q.scheduler === 'dwfs') this.periodTimer = setInterval(() => this.period(), q.periodMs).unref();
     this.agents = cfg.boards.map(() => new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxInFlightPerBoard, maxFreeSockets: cfg.limits.maxInFlightPerBoard, timeout: cfg.limits.keepAliveTimeoutMs }));
     this.outcomes = d.metrics.counter('ews_requests_total', 'Client requests at the master, by class and outcome');
     this.perBoard = d.metrics.counter('ews_dispatched_total', 'Requests dispatched, by executing board');
     d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => cfg.classes.map((c, i) => [{ class: c.name }, this.scheduler.size(i)]));
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.scheduler.bytes()]]);
+    d.metrics.gauge('ews_qos', 'QoS controller state (SPEC §7): weights, patterns\' CF, proQoS, target_in, p, G, U, quotas', () => this.qosMetrics());
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
     this.expireTimer = setInterval(() => this.expire(), tickMs).unref();
   }
 
   close(): void {
     clearInterval(this.expireTimer);
+    if (this.periodTimer) clearInterval(this.periodTimer);
     for (const a of this.agents) a.destroy();
   }
 
@@ -109,19 +136,30 @@ export class Intake {
       return sendError(res, e);
     }
     const p: Pending = { cls, bytes: body.length, enqueuedMs: this.d.clock.now(), req, res, body, tried: new Set(), candidates, attempts: 0, done: false, abort: new AbortController() };
-    const r = this.scheduler.enqueue(p);
-    if (r !== 'ok') {
-      this.outcomes.inc({ class: clsName, outcome: 'shed' });
-      sendError(res, new EwsError('QUEUE_FULL', r === 'class-full' ? `queue for class ${clsName} is full` : 'queued bytes at the limit', { retryAfterS: 1 }));
-      return;
-    }
-    // A client that goes away leaves the queue at once; if dispatched, its board stops the work.
+    // A client that goes away leaves the queue (or the reserve) at once; if dispatched, its board stops the work.
     res.on('close', () => {
       if (p.done) return;
       p.done = true;
-      if (this.scheduler.remove(p)) this.outcomes.inc({ class: clsName, outcome: 'gone' });
+      if (this.scheduler.remove(p) || this.unreserve(p)) this.outcomes.inc({ class: clsName, outcome: 'gone' });
       p.abort.abort();
     });
+    // Admission control (paper 000): requests of existing sessions always pass; others pass with
+    // probability p up to target_in, the rest wait in the reserve queue for the next period.
+    if (this.admission && this.admission.arrive(cls, cookieValue(req.headers.cookie, 'ews_session') !== undefined) === 'reserve') {
+      const held = this.reserve.reduce((n, r) => n + r.length, 0);
+      if (held >= this.d.cfg.qos.admission!.reserveMax) return this.refuse(p, 'shed', new EwsError('QUEUE_FULL', 'the reserve queue is full', { retryAfterS: 1 }));
+      p.reservedAt = this.periodN;
+      this.reserve[cls]!.push(p);
+      return;
+    }
+    const r = this.scheduler.enqueue(p);
+    if (r !== 'ok') {
+      this.outcomes.inc({ class: clsName, outcome: 'shed' });
+      p.done = true;
+      this.scheduler.completed(p, this.dropped(), this.d.clock.now());
+      sendError(res, new EwsError('QUEUE_FULL', r === 'class-full' ? `queue for class ${clsName} is full` : 'queued bytes at the limit', { retryAfterS: 1 }));
+      return;
+    }
     this.pump();
   }
 
@@ -135,6 +173,7 @@ export class Intake {
       for (;;) {
         let chosen = -1;
         const item = this.scheduler.take(this.d.clock.now(), (p) => {
+          if (this.quota && !this.quota.canRun(p.cls, this.inflight[p.cls]!)) return false;
           const b = leastConnection(table, cap, this.lastPick, p.tried.size || p.candidates ? this.candidates(p) : undefined);
           if (b === undefined) return false;
           chosen = b;
@@ -150,9 +189,10 @@ export class Intake {
   }
 
   /** The queue and what went through it, per class (for the UI's chart). */
-  stats(): { at: number; classes: Array<{ name: string; queued: number; served: number; shed: number; expired: number }> } {
+  stats(): { at: number; qos: Record<string, unknown>; classes: Array<{ name: string; queued: number; served: number; shed: number; expired: number }> } {
     return {
       at: Date.now(),
+      qos: this.qosState(),
       classes: this.d.cfg.classes.map((c, i) => ({
         name: c.name, queued: this.scheduler.size(i),
         served: this.outcomes.get({ class: c.name, outcome: 'served' }) + this.outcomes.get({ class: c.name, outcome: 'replayed' }),
@@ -161,9 +201,99 @@ export class Intake {
     };
   }
 
+  private dropped(): Outcome {
+    return { responseMs: 0, level: 0, levels: TREES, deadlineMet: false };
+  }
+
+  /** Answer now with an explicit refusal: counted, fed back as a dropped response. */
+  private refuse(p: Pending, outcome: string, err: EwsError): void {
+    p.done = true;
+    this.outcomes.inc({ class: this.d.cfg.classes[p.cls]!.name, outcome });
+    this.scheduler.completed(p, this.dropped(), this.d.clock.now());
+    sendError(p.res, err);
+  }
+
+  private unreserve(p: Pending): boolean {
+    const r = this.reserve[p.cls]!;
+    const i = r.indexOf(p);
+    if (i < 0) return false;
+    r.splice(i, 1);
+    return true;
+  }
+
+  private clientOf(p: Pending): string {
+    const xff = p.req.headers['x-forwarded-for'];
+    const first = typeof xff === 'string' ? xff.split(',')[0]!.trim() : '';
+    return first || p.req.socket.remoteAddress || '?';
+  }
+
+  /** One control period of every QoS loop. */
+  private period(): void {
+    this.periodN++;
+    const { cfg } = this.d;
+    if (this.admission) {
+      const topUp = this.admission.period(cfg.classes.map((_, i) => this.scheduler.size(i)));
+      this.reserve.forEach((r, cls) => {
+        // Persistence: reserved requests go before new ones, oldest first; then the stale are refused.
+        let n = 0;
+        while (n < topUp[cls]! && r.length > 0) {
+          const p = r.shift()!;
+          if (this.scheduler.enqueue(p) !== 'ok') {
+            r.unshift(p);
+            break;
+          }
+          n++;
+        }
+        this.admission!.admittedFromReserve(cls, n);
+        while (r.length > 0 && this.periodN - r[0]!.reservedAt! >= cfg.qos.admission!.refuseAfterPeriods) {
+          this.refuse(r.shift()!, 'refused', new EwsError('QUEUE_FULL', `refused after ${cfg.qos.admission!.refuseAfterPeriods} periods in the reserve queue`, { retryAfterS: 2 }));
+        }
+      });
+    }
+    if (this.adapt) {
+      const a = cfg.qos.adaptation!;
+      this.adapt.U = this.adapt.monitor.take(cfg.qos.periodMs, a.a, a.b).U;
+      this.adapt.ctl.step(this.adapt.U);
+    }
+    if (this.quota) {
+      this.quota.period(this.respCount.map((n, i) => (n > 0 ? this.respSum[i]! / n : undefined)));
+      this.respSum.fill(0);
+      this.respCount.fill(0);
+    }
+    if ('advance' in this.scheduler) (this.scheduler as unknown as { advance(now: number): void }).advance(this.d.clock.now());
+    this.pump();
+  }
+
+  private qosMetrics(): Array<[Record<string, string | number>, number]> {
+    const out: Array<[Record<string, string | number>, number]> = [];
+    const names = this.d.cfg.classes.map((c) => c.name);
+    for (const [k, v] of Object.entries(this.qosState())) {
+      if (typeof v === 'number') out.push([{ name: k }, v]);
+      else if (Array.isArray(v)) {
+        v.forEach((x, i) => {
+          if (typeof x === 'number') out.push([{ name: k, class: names[i] ?? i }, x]);
+          else if (x && typeof x === 'object') for (const [kk, vv] of Object.entries(x)) if (typeof vv === 'number') out.push([{ name: `${k}_${kk}`, class: names[i] ?? i }, vv]);
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Every controller's state, for /metrics, /api/stats and the UI. */
+  qosState(): Record<string, unknown> {
+    return {
+      scheduler: this.d.cfg.qos.scheduler, ...this.scheduler.state(),
+      ...(this.admission ? { admission: this.admission.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) })), reserve: this.reserve.map((r) => r.length) } : {}),
+      ...(this.adapt ? { G: +this.adapt.ctl.G.toFixed(3), U: +this.adapt.U.toFixed(3) } : {}),
+      ...(this.quota ? { quotas: [...this.quota.quotas] } : {}),
+      inflight: [...this.inflight],
+    };
+  }
+
   /** Step-down: hand back everything still queued (the caller passes it to the new master). */
   drain(): Pending[] {
-    return this.scheduler.drain().filter((p) => !p.done);
+    const reserved = this.reserve.flatMap((r) => r.splice(0));
+    return [...this.scheduler.drain(), ...reserved].filter((p) => !p.done);
   }
 
   private candidates(p: Pending): number[] {
@@ -173,6 +303,7 @@ export class Intake {
   private expire(): void {
     for (const p of this.scheduler.expire(this.d.clock.now())) {
       p.done = true;
+      this.scheduler.completed(p, { ...this.dropped(), responseMs: this.d.clock.now() - p.enqueuedMs }, this.d.clock.now());
       this.outcomes.inc({ class: this.d.cfg.classes[p.cls]!.name, outcome: 'expired' });
       sendError(p.res, new EwsError('QUEUE_TIMEOUT', undefined, { retryAfterS: 1 }));
     }
@@ -185,19 +316,34 @@ export class Intake {
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     p.attempts++;
-    this.perBoard.inc({ board: cfg.boards[board]!.id });
     this.d.apply(core.dispatched(board, clock.now()));
     let completed = false;
     const complete = (): void => {
       if (completed) return;
       completed = true;
-      this.d.apply(core.completed(board, clock.now()));
+      const now = clock.now();
+      this.inflight[p.cls]!--;
+      const responseMs = now - p.enqueuedMs;
+      this.respSum[p.cls]! += responseMs;
+      this.respCount[p.cls]!++;
+      if (!bytes) bytes = Number(p.res.getHeader('content-length') ?? 0) || 0;
+      this.adapt?.monitor.record(bytes);
+      const outcome: Outcome = { responseMs, level: tree, levels: TREES, deadlineMet: responseMs <= cfg.classes[p.cls]!.targetMs };
+      this.scheduler.completed(p, outcome, now);
+      this.d.apply(core.completed(board, now));
       this.pump();
     };
     const method = p.req.method ?? 'GET';
     const url = p.req.url ?? '/';
-    // The content level for this request: the best until content adaptation (QoS) chooses.
-    const tree = TREES;
+    // The content level (papers 000/002): pages adapt to load by client; device control never does.
+    const page = (method === 'GET' || method === 'HEAD') && !url.startsWith('/cgi-bin/') && !url.startsWith('/api/');
+    const tree = this.adapt && page ? treeFor(this.adapt.ctl.G, this.clientOf(p), TREES) : TREES;
+    if (tree === 0) {
+      this.d.apply(core.completed(board, clock.now()));
+      return this.refuse(p, 'shed', new EwsError('OVERLOADED', undefined, { retryAfterS: 2 }));
+    }
+    this.inflight[p.cls]!++;
+    let bytes = 0;
 
     if (board === this.d.self) {
       this.d
@@ -221,9 +367,11 @@ export class Intake {
       up.destroy();
     };
     p.abort.signal.addEventListener('abort', onAbort, { once: true });
+    this.perBoard.inc({ board: cfg.boards[board]!.id });
     if (this.d.isCut()) process.nextTick(() => up.destroy(Object.assign(new Error('network cut'), { code: 'ENETUNREACH' })));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `board ${target.id} did not answer in ${cfg.limits.requestTimeoutMs} ms`)));
     up.on('response', (ur) => {
+      ur.on('data', (c: Buffer) => (bytes += c.length));
       relayResponse(ur, p.res);
       ur.on('end', () => {
         p.done = true;

@@ -28,13 +28,28 @@ export interface BoardConfig {
 export interface MatchRule { readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp }
 export interface ClassConfig {
   readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
+  /** QoS (SPEC §7): DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
+  readonly weight: number; readonly share: number; readonly mk: { m: number; k: number } | undefined; readonly targetMs: number;
   /** Per-class queue bound (defaults to limits.maxQueue). */
   readonly maxQueue: number;
   /** A request still queued after this long is answered 503 instead of being served late. */
   readonly deadlineMs: number;
 }
-export type SchedulerName = 'priority' | 'fifo';
-export interface QosConfig { readonly scheduler: SchedulerName }
+export type SchedulerName = 'priority' | 'fifo' | 'dwfs' | 'weakly-hard' | 'fpd';
+export interface AdmissionConfig { readonly targetQueue: number; readonly q0: number; readonly q1: number; readonly alpha: number; readonly refuseAfterPeriods: number; readonly reserveMax: number }
+export interface AdaptationConfig { readonly trees: number; readonly targetUtilization: number; readonly k: number; readonly a: number; readonly b: number }
+export interface QuotaConfig { readonly gain: number }
+export interface QosConfig {
+  readonly scheduler: SchedulerName;
+  /** Control period of every QoS loop. */
+  readonly periodMs: number;
+  /** Responses remembered per class (responseLevelLog length). */
+  readonly historyK: number;
+  readonly dwfsBeta: number;
+  readonly admission: AdmissionConfig | undefined;
+  readonly adaptation: AdaptationConfig | undefined;
+  readonly quota: QuotaConfig | undefined;
+}
 export interface LimitsConfig {
   readonly maxHeaderBytes: number; readonly maxBodyBytes: number;
   readonly maxQueue: number; readonly maxQueueBytes: number;
@@ -162,6 +177,13 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, vip };
 }
 
+function num(r: Reader, o: Raw, key: string, path: string, def: number, min: number, max: number): number {
+  const v = o[key];
+  if (v === undefined) return def;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) return r.bad(`${path}.${key}`, `must be a number from ${min} to ${max}`), def;
+  return v;
+}
+
 function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {
   const list = r.arr(raw, 'boards', '', true) ?? [];
   if (raw.boards !== undefined && list.length === 0) r.bad('boards', 'needs at least one board');
@@ -199,8 +221,8 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
   const list = r.arr(raw, 'classes', '', false);
   if (!list) {
     return [
-      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs },
-      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs },
+      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
+      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
     ];
   }
   if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
@@ -226,7 +248,15 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
       if (Object.keys(rule).length === 0) r.bad(mp, 'needs pathPrefix, method or regex');
       match.push(rule);
     });
-    out.push({ name, priority, match, maxQueue: r.int(c, 'maxQueue', p, limits.maxQueue, 1, 1_000_000), deadlineMs: r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000) });
+    const deadlineMs = r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000);
+    const weight = num(r, c, 'weight', p, 1, 0.001, 1000);
+    let mk: { m: number; k: number } | undefined;
+    if (c.mk !== undefined) {
+      const v = c.mk;
+      if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => Number.isInteger(x)) || v[0] < 0 || v[1] < 1 || v[1] > 64 || v[0] > v[1]) r.bad(`${p}.mk`, 'must be [m, k] with 0 <= m <= k <= 64');
+      else mk = { m: v[0] as number, k: v[1] as number };
+    }
+    out.push({ name, priority, match, maxQueue: r.int(c, 'maxQueue', p, limits.maxQueue, 1, 1_000_000), deadlineMs, weight, share: num(r, c, 'share', p, weight, 0.001, 1000), mk, targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000) });
   });
   const names = new Set<string>();
   out.forEach((c, i) => {
@@ -284,9 +314,22 @@ export function parseConfig(raw: unknown): Config {
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
   const classes = readClasses(r, raw, limits);
-  const q = r.obj(raw, 'qos', '', ['scheduler'], false) ?? {};
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
-  if (scheduler !== 'priority' && scheduler !== 'fifo') r.bad('qos.scheduler', 'must be "priority" or "fifo" (dwfs, weakly-hard, fpd arrive with the QoS pipeline)');
+  if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
+  const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax'], false);
+  const admission: AdmissionConfig | undefined = ad && {
+    targetQueue: r.int(ad, 'targetQueue', 'qos.admission', 10, 0, 1_000_000), q0: num(r, ad, 'q0', 'qos.admission', 0.6, 0, 10), q1: num(r, ad, 'q1', 'qos.admission', 0.2, -10, 10),
+    alpha: num(r, ad, 'alpha', 'qos.admission', 0.5, 0.01, 1), refuseAfterPeriods: r.int(ad, 'refuseAfterPeriods', 'qos.admission', 3, 1, 1000), reserveMax: r.int(ad, 'reserveMax', 'qos.admission', 200, 0, 1_000_000),
+  };
+  const aa = r.obj(q, 'adaptation', 'qos', ['trees', 'targetUtilization', 'k', 'a', 'b'], false);
+  const adaptation: AdaptationConfig | undefined = aa && {
+    trees: r.int(aa, 'trees', 'qos.adaptation', 3, 1, 9), targetUtilization: num(r, aa, 'targetUtilization', 'qos.adaptation', 0.85, 0.05, 1), k: num(r, aa, 'k', 'qos.adaptation', 1, 0.001, 100),
+    a: num(r, aa, 'a', 'qos.adaptation', 0.002, 0, 10), b: num(r, aa, 'b', 'qos.adaptation', 0.000001, 0, 1),
+  };
+  if (adaptation && adaptation.trees !== 3) r.bad('qos.adaptation.trees', 'the site is built in 3 content levels');
+  const qq = r.obj(q, 'quota', 'qos', ['gain'], false);
+  const quota: QuotaConfig | undefined = qq && { gain: num(r, qq, 'gain', 'qos.quota', 0.5, 0.01, 5) };
   const auth = readAuth(r, raw);
   const devices = readDevices(r.arr(raw, 'devices', '', false) ?? [], boards.map((b) => b.id), r);
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
@@ -296,7 +339,13 @@ export function parseConfig(raw: unknown): Config {
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
   if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos: { scheduler: scheduler as SchedulerName }, limits, auth, devices, schedules, mqtt, stateDir });
+  const qos: QosConfig = {
+    scheduler: scheduler as SchedulerName, periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000), historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),
+    dwfsBeta: num(r, q, 'dwfsBeta', 'qos', 0.1, 0, 100), admission, adaptation, quota,
+  };
+  if (scheduler === 'weakly-hard') classes.forEach((c, i) => { if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]'); });
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir });
 }
 
 export function loadConfig(file: string): Config {

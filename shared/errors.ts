@@ -16,6 +16,7 @@ export const ERRORS = {
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
   NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one' },
   NO_BOARD: { status: 503, message: 'no eligible board can serve this request' },
+  OVERLOADED: { status: 503, message: 'the cluster is overloaded: pages are refused until the load falls (content adaptation)' },
   SHUTTING_DOWN: { status: 503, message: 'board is shutting down' },
   BOARD_FAILED: { status: 502, message: 'the executing board failed before answering' },
   DEVICE_ERROR: { status: 502, message: 'the device answered with an error or garbage' },

@@ -243,6 +243,19 @@
     }
   }
 
+  // The master's QoS controllers, in a line (SPEC §7).
+  function renderQos(q) {
+    if (!q) return;
+    const parts = [`scheduler ${q.scheduler}`];
+    if (q.G !== undefined) parts.push(`content level G ${q.G} (U ${q.U})`);
+    if (q.weights) parts.push(`weights ${q.weights.join('/')}`);
+    if (q.cf) parts.push(`µ-patterns ${q.patterns.join(' ')} CF ${q.cf.join('/')}`);
+    if (q.proQoS) parts.push(`proQoS ${q.proQoS.join('/')}`);
+    if (q.admission) parts.push(`target_in ${q.admission.map((a) => a.targetIn ?? '∞').join('/')} p ${q.admission.map((a) => a.p).join('/')}`);
+    if (q.quotas) parts.push(`quotas ${q.quotas.join('/')}`);
+    $('#qos').textContent = `QoS: ${parts.join(' · ')}`;
+  }
+
   /*level>=3*/
   // ---- chart: requests per second per class, and queue length, over the last minutes ----
   const history = [];
@@ -252,6 +265,7 @@
     const tick = async () => {
       const r = await api('/api/stats', { deadlineMs: 1500 });
       if (r.status === 200) {
+        renderQos(r.data.qos);
         history.push(r.data);
         while (history.length > 150) history.shift();
         drawChart();
