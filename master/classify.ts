@@ -1,16 +1,34 @@
 // Request classification: the first class (in priority order) with a matching rule wins;
 // a request no rule matches falls into the lowest-priority class.
-import type { ClassConfig, MatchRule } from '../shared/config.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIPv4 } from 'node:net';
+import { ipv4ToInt, type ClassConfig, type MatchRule } from '../shared/config.ts';
+
+export interface RequestFacts { method: string; path: string; headers?: IncomingHttpHeaders; client?: string }
 
 export interface Classifier {
   /** Index into the classes array the classifier was built from. */
-  classify(method: string, path: string): number;
+  classify(method: string, path: string, facts?: Partial<RequestFacts>): number;
 }
 
-function matches(rule: MatchRule, method: string, path: string): boolean {
-  if (rule.method !== undefined && rule.method !== method) return false;
-  if (rule.pathPrefix !== undefined && !path.startsWith(rule.pathPrefix)) return false;
-  if (rule.regex !== undefined && !rule.regex.test(path)) return false;
+function hasCookie(header: string | undefined, name: string): boolean {
+  return header !== undefined && header.split(';').some((p) => p.trim().startsWith(`${name}=`));
+}
+
+function matches(rule: MatchRule, f: RequestFacts): boolean {
+  if (rule.method !== undefined && rule.method !== f.method) return false;
+  if (rule.pathPrefix !== undefined && !f.path.startsWith(rule.pathPrefix)) return false;
+  if (rule.regex !== undefined && !rule.regex.test(f.path)) return false;
+  if (rule.header !== undefined) {
+    const v = f.headers?.[rule.header.name];
+    const value = Array.isArray(v) ? v.join(',') : v;
+    if (value === undefined || (rule.header.value !== undefined && value !== rule.header.value)) return false;
+  }
+  if (rule.cookie !== undefined && !hasCookie(typeof f.headers?.cookie === 'string' ? f.headers.cookie : undefined, rule.cookie)) return false;
+  if (rule.client !== undefined) {
+    const ip = (f.client ?? '').replace(/^::ffff:/, '');
+    if (!isIPv4(ip) || ((ipv4ToInt(ip) & rule.client.mask) >>> 0) !== rule.client.net) return false;
+  }
   return true;
 }
 
@@ -18,8 +36,9 @@ export function createClassifier(classes: readonly ClassConfig[]): Classifier {
   const order = classes.map((c, i) => ({ c, i })).sort((a, b) => a.c.priority - b.c.priority || a.i - b.i);
   const fallback = order[order.length - 1]!.i;
   return {
-    classify(method, path) {
-      for (const { c, i } of order) if (c.match.some((m) => matches(m, method, path))) return i;
+    classify(method, path, facts = {}) {
+      const f: RequestFacts = { method, path, headers: facts.headers, client: facts.client };
+      for (const { c, i } of order) if (c.match.some((m) => matches(m, f))) return i;
       return fallback;
     },
   };

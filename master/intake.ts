@@ -59,7 +59,7 @@ const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'E
 const SCAN_MAX = 16;
 
 export class Intake {
-  private readonly classifier: Classifier;
+  private classifier: Classifier;
   readonly scheduler: Scheduler<Pending>;
   private readonly agents: http.Agent[];
   private nextId = 1;
@@ -111,7 +111,7 @@ export class Intake {
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const cls = this.classifier.classify(req.method ?? 'GET', q < 0 ? url : url.slice(0, q));
+    const cls = this.classifier.classify(req.method ?? 'GET', q < 0 ? url : url.slice(0, q), { headers: req.headers, client: this.clientOfReq(req) });
     const clsName = this.d.cfg.classes[cls]!.name;
     let candidates: number[] | undefined;
     try {
@@ -222,9 +222,20 @@ export class Intake {
   }
 
   private clientOf(p: Pending): string {
-    const xff = p.req.headers['x-forwarded-for'];
+    return this.clientOfReq(p.req);
+  }
+
+  private clientOfReq(req: IncomingMessage): string {
+    const xff = req.headers['x-forwarded-for'];
     const first = typeof xff === 'string' ? xff.split(',')[0]!.trim() : '';
-    return first || p.req.socket.remoteAddress || '?';
+    return first || req.socket.remoteAddress || '?';
+  }
+
+  /** SIGHUP: new match rules for the same classes take effect for the next request. */
+  reclassify(classes: Config['classes']): boolean {
+    const same = classes.length === this.d.cfg.classes.length && classes.every((c, i) => c.name === this.d.cfg.classes[i]!.name);
+    if (same) this.classifier = createClassifier(classes);
+    return same;
   }
 
   /** One control period of every QoS loop. */

@@ -44,6 +44,17 @@ async function start(values: Record<string, string | boolean | undefined>): Prom
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }
   const stopNotify = startSystemdNotify();
+  // SIGHUP: re-read the config; classification rules change live, anything else needs a restart.
+  const file = (values.config as string | undefined) ?? process.env.EWS_CONFIG!;
+  process.on('SIGHUP', () => {
+    try {
+      const next = loadConfig(file);
+      if (board.intake.reclassify(next.classes)) board.log.info({ classes: next.classes.length }, 'classification reloaded');
+      else board.log.warn('the set of classes changed: restart the board to apply it');
+    } catch (e) {
+      board.log.error({ problems: e instanceof ConfigError ? e.problems : String(e) }, 'config reload refused; keeping the running config');
+    }
+  });
   // The demo drives a board's "cable" over the IPC channel.
   process.on('message', (m: unknown) => {
     if (typeof m !== 'object' || m === null) return;

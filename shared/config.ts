@@ -25,7 +25,15 @@ export interface BoardConfig {
   readonly id: string; readonly index: number; readonly address: string;
   readonly httpPort: number; readonly udpPort: number;
 }
-export interface MatchRule { readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp }
+export interface MatchRule {
+  readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp;
+  /** A request header present (`name`) or equal to a value (`name=value`). */
+  readonly header?: { name: string; value: string | undefined };
+  /** A cookie present. */
+  readonly cookie?: string;
+  /** The client's IPv4 address inside a network, e.g. 10.0.0.0/8. */
+  readonly client?: { net: number; mask: number };
+}
 export interface ClassConfig {
   readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
   /** QoS (SPEC §7): DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
@@ -177,6 +185,10 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, vip };
 }
 
+export function ipv4ToInt(a: string): number {
+  return a.split('.').reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
+}
+
 function num(r: Reader, o: Raw, key: string, path: string, def: number, min: number, max: number): number {
   const v = o[key];
   if (v === undefined) return def;
@@ -238,14 +250,28 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
     (r.arr(c, 'match', p, true) ?? []).forEach((m, j) => {
       const mp = `${p}.match[${j}]`;
       if (!isObj(m)) return r.bad(mp, 'must be an object');
-      r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex']);
-      const rule: { pathPrefix?: string; method?: string; regex?: RegExp } = {};
+      r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex', 'header', 'cookie', 'client']);
+      const rule: { -readonly [K in keyof MatchRule]: MatchRule[K] } = {};
+      if (m.header !== undefined) {
+        const h = r.str(m, 'header', mp);
+        const i = h.indexOf('=');
+        rule.header = { name: (i < 0 ? h : h.slice(0, i)).trim().toLowerCase(), value: i < 0 ? undefined : h.slice(i + 1).trim() };
+      }
+      if (m.cookie !== undefined) rule.cookie = r.str(m, 'cookie', mp);
+      if (m.client !== undefined) {
+        const cm = /^(\d+\.\d+\.\d+\.\d+)\/(\d{1,2})$/.exec(r.str(m, 'client', mp));
+        if (!cm || !isIPv4(cm[1]!) || Number(cm[2]) > 32) r.bad(`${mp}.client`, 'must be an IPv4 network, e.g. 10.0.0.0/8');
+        else {
+          const mask = Number(cm[2]) === 0 ? 0 : (~0 << (32 - Number(cm[2]))) >>> 0;
+          rule.client = { net: (ipv4ToInt(cm[1]!) & mask) >>> 0, mask };
+        }
+      }
       if (m.pathPrefix !== undefined) rule.pathPrefix = r.str(m, 'pathPrefix', mp);
       if (m.method !== undefined) rule.method = r.str(m, 'method', mp).toUpperCase();
       if (m.regex !== undefined) {
         try { rule.regex = new RegExp(r.str(m, 'regex', mp)); } catch { r.bad(`${mp}.regex`, 'is not a valid regular expression'); }
       }
-      if (Object.keys(rule).length === 0) r.bad(mp, 'needs pathPrefix, method or regex');
+      if (Object.keys(rule).length === 0) r.bad(mp, 'needs pathPrefix, method, regex, header, cookie or client');
       match.push(rule);
     });
     const deadlineMs = r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000);

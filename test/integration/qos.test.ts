@@ -77,3 +77,30 @@ describe('QoS in a running cluster', () => {
     assert.ok([...trees.keys()].some((k) => k === '200:1' || k === '200:2' || k === '503:-'), `pages degraded or refused: ${[...trees.entries()].join(' ')}`);
   });
 });
+
+describe('classification applied live', () => {
+  test('SIGHUP: new match rules take effect without a restart; a broken config is refused and the old one kept', async () => {
+    const { writeFileSync, readFileSync } = await import('node:fs');
+    const c = await makeCluster(1);
+    try {
+      await converged(c);
+      const base = c.boards[0]!.url;
+      const cls = async () => (await fetch(`${base}/echo?ms=0`, { headers: { 'x-client': 'scada' } })).headers.get('x-ews-class');
+      assert.equal(await cls(), 'browse');
+      const cfg = JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, unknown>;
+      cfg.classes = [
+        { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }, { header: 'x-client=scada' }] },
+        { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }] },
+      ];
+      writeFileSync(c.file, JSON.stringify(cfg));
+      c.procs.get('b1')!.kill('SIGHUP');
+      await waitFor('reclassified', async () => (await cls()) === 'control');
+      writeFileSync(c.file, '{ broken');
+      c.procs.get('b1')!.kill('SIGHUP');
+      await waitFor('refusal logged', async () => /config reload refused/.test(c.logs.get('b1') ?? ''));
+      assert.equal(await cls(), 'control', 'still the last good rules');
+    } finally {
+      await c.stop();
+    }
+  });
+});

@@ -84,3 +84,22 @@ test('classification: configured rules in priority order, default HIGH for /cgi-
   assert.equal(custom.classify('GET', '/status/12'), 2);
   assert.equal(custom.classify('GET', '/status/x'), 0);
 });
+
+test('classification by header, cookie and client network', () => {
+  const c = createClassifier(parseConfig({
+    cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }],
+    classes: [
+      { name: 'scada', priority: 0, match: [{ header: 'x-client=scada' }, { client: '10.20.0.0/16' }] },
+      { name: 'member', priority: 1, match: [{ cookie: 'ews_session' }] },
+      { name: 'anon', priority: 2, match: [{ pathPrefix: '/' }] },
+    ],
+  }).classes);
+  assert.equal(c.classify('GET', '/', { headers: { 'x-client': 'scada' } }), 0);
+  assert.equal(c.classify('GET', '/', { headers: { 'x-client': 'other' } }), 2);
+  assert.equal(c.classify('GET', '/', { client: '10.20.3.4' }), 0);
+  assert.equal(c.classify('GET', '/', { client: '::ffff:10.20.3.4' }), 0);
+  assert.equal(c.classify('GET', '/', { client: '10.21.3.4' }), 2);
+  assert.equal(c.classify('GET', '/', { headers: { cookie: 'a=1; ews_session=v1.x.y' } }), 1);
+  assert.equal(c.classify('GET', '/', { headers: { cookie: 'not_ews_session=1' } }), 2);
+  assert.throws(() => parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }], classes: [{ name: 'x', match: [{ client: '10.0.0.0/40' }] }] }), /client: must be an IPv4 network/);
+});
