@@ -5,6 +5,7 @@ import { Board } from './board.ts';
 import { runDemo } from './demo.ts';
 import { hashPassword } from './auth/password.ts';
 import { startSystemdNotify } from './sd-notify.ts';
+import { runCalibrate } from './calibrate.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
@@ -12,7 +13,8 @@ const USAGE = `usage:
   ews demo [--boards N]                  a local N-board cluster on 127.0.0.1 (default 3)
   ews check-config --config FILE         validate; exit 2 listing every problem
   ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
-  ews hash-password                      read a password on stdin, print its hash for auth.users[]`;
+  ews hash-password                      read a password on stdin, print its hash for auth.users[]
+  ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
 
 function fail(msg: string, code = 2): number {
   process.stderr.write(`${msg}\n`);
@@ -111,7 +113,7 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }
@@ -128,6 +130,15 @@ export async function main(argv: string[]): Promise<number> {
       return status(values.url as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'hash-password':
       return hashPasswordCmd();
+    case 'calibrate': {
+      if (!values.url) return fail('--url URL is required');
+      try {
+        await runCalibrate(values.url as string, { write: values.write as string | undefined, token: (values.token as string | undefined) ?? process.env.EWS_TOKEN, seconds: Number(process.env.EWS_CALIBRATE_SECONDS ?? 2), sizes: [1024, 16_384, 65_536, 262_144] }, (l) => process.stdout.write(`${l}\n`));
+        return 0;
+      } catch (e) {
+        return fail(`calibration failed: ${(e as Error).message}`, 1);
+      }
+    }
     case 'demo': {
       const n = Number(values.boards ?? 3);
       if (!Number.isInteger(n) || n < 1 || n > 9) return fail('--boards must be 1 to 9');

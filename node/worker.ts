@@ -26,6 +26,7 @@ export interface ExecRequest {
 }
 
 export const ECHO_MS_MAX = 60_000;
+export const ECHO_BYTES_MAX = 1 << 20;
 
 export class Worker {
   private readonly site: Tree[];
@@ -76,7 +77,9 @@ export class Worker {
       res.destroy();
       return;
     }
-    sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length });
+    // `bytes=N` pads the answer to about N bytes: content of a known size, for `ews calibrate`.
+    const pad = Math.min(ECHO_BYTES_MAX, Math.max(0, Number(u.searchParams.get('bytes') ?? 0) || 0));
+    sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length, ...(pad > 0 ? { pad: 'x'.repeat(pad) } : {}) });
   }
 
   /** A file of the content tree: the master's level, lowered if the client asked for less (?tree=N, remembered in a cookie). */

@@ -104,3 +104,26 @@ describe('classification applied live', () => {
     }
   });
 });
+
+describe('ews calibrate', () => {
+  test('measures capacity at several content sizes, fits a and b, writes them into the config', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { ROOT } = await import('./harness.ts');
+    const c = await makeCluster(1);
+    try {
+      await converged(c);
+      const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'calibrate', '--url', c.boards[0]!.url, '--write', c.file], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, EWS_CALIBRATE_SECONDS: '0.25' } });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /a = .* s per request, b = .* s per byte/);
+      const cfg = JSON.parse(readFileSync(c.file, 'utf8')) as { qos: { adaptation: { a: number; b: number } } };
+      assert.ok(cfg.qos.adaptation.a > 0, `a ${cfg.qos.adaptation.a}`);
+      assert.ok(Number.isFinite(cfg.qos.adaptation.b), `b ${cfg.qos.adaptation.b}`);
+      const check = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'check-config', '--config', c.file], { encoding: 'utf8' });
+      assert.equal(check.status, 0, check.stderr);
+    } finally {
+      await c.stop();
+    }
+  });
+});
