@@ -77,6 +77,8 @@ export class Intake {
   private readonly quota: QuotaController | undefined;
   private periodTimer: NodeJS.Timeout | undefined;
   private periodN = 0;
+  /** Recent service time per class (dispatch to answer), to refuse what can no longer finish in time. */
+  private readonly serviceMs: number[];
 
   constructor(private readonly d: IntakeDeps) {
     const { cfg } = d;
@@ -84,6 +86,7 @@ export class Intake {
     this.scheduler = schedulerFor<Pending>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
     const q = cfg.qos;
     this.inflight = cfg.classes.map(() => 0);
+    this.serviceMs = cfg.classes.map(() => 0);
     this.reserve = cfg.classes.map(() => []);
     this.respSum = cfg.classes.map(() => 0);
     this.respCount = cfg.classes.map(() => 0);
@@ -180,6 +183,14 @@ export class Intake {
           return true;
         });
         if (!item) break;
+        // It would finish after its class deadline (waited + the recent service time): answer now
+        // rather than spend a board on an answer its client will not wait for.
+        const c = this.d.cfg.classes[item.cls]!;
+        if (this.d.clock.now() - item.enqueuedMs + this.serviceMs[item.cls]! > c.deadlineMs) {
+          this.d.apply(this.d.core.flush(this.d.clock.now()));
+          this.refuse(item, 'expired', new EwsError('QUEUE_TIMEOUT', 'it could not be served within its deadline', { retryAfterS: 1 }));
+          continue;
+        }
         this.lastPick = chosen;
         this.dispatch(item, chosen);
       }
@@ -335,6 +346,8 @@ export class Intake {
       const now = clock.now();
       this.inflight[p.cls]!--;
       const responseMs = now - p.enqueuedMs;
+      const served = now - dispatchedAt;
+      this.serviceMs[p.cls] = this.serviceMs[p.cls] === 0 ? served : 0.8 * this.serviceMs[p.cls]! + 0.2 * served;
       this.respSum[p.cls]! += responseMs;
       this.respCount[p.cls]!++;
       if (!bytes) bytes = Number(p.res.getHeader('content-length') ?? 0) || 0;
@@ -354,6 +367,7 @@ export class Intake {
       return this.refuse(p, 'shed', new EwsError('OVERLOADED', undefined, { retryAfterS: 2 }));
     }
     this.inflight[p.cls]!++;
+    const dispatchedAt = clock.now();
     let bytes = 0;
 
     if (board === this.d.self) {

@@ -110,6 +110,8 @@ export class Board {
     // a short-lived operator session of their own, issued per call.
     const service = (name: string) => (): Record<string, string> => (this.guard.open ? {} : { authorization: `Bearer ${this.guard.signer.issue(name, 'operator', 300, Date.now()).token}` });
     this.schedules = new Schedules(cfg, self, this.log, this.metrics, service('schedule'));
+    const wasted = this.metrics.counter('ews_abandoned_work_ms_total', 'Milliseconds of work done for clients that had already gone');
+    this.worker.onWasted = (ms) => wasted.inc({}, Math.round(ms));
     const others = [...clusterOrigins(cfg)].filter((o) => o.startsWith('http://')).join(' ');
     this.securityHeaders = {
       'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,

@@ -30,6 +30,8 @@ export const ECHO_BYTES_MAX = 1 << 20;
 
 export class Worker {
   private readonly site: Tree[];
+  /** Work done for clients that had gone (ms): what an abort saves. */
+  onWasted: (ms: number) => void = () => {};
   constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory, private readonly idem: IdempotentExecutor) {
     this.site = loadSite();
   }
@@ -74,6 +76,8 @@ export class Worker {
       });
     }
     if (x.signal.aborted) {
+      // Stopped as soon as the client left: only the time until then was spent for nobody.
+      this.onWasted(performance.now() - started);
       res.destroy();
       return;
     }
