@@ -6,7 +6,7 @@ import http from 'node:http';
 export interface ClassResult { sent: number; ok: number; failed: number; timeouts: number; latencies: number[] }
 
 /** Results per class, and `elapsedS`: from the first request sent to the last answer or timeout. */
-export async function openLoop(base: string, rate: number, seconds: number, pick: (i: number) => { cls: string; path: string }, timeoutMs: number): Promise<{ classes: Record<string, ClassResult>; elapsedS: number }> {
+export async function openLoop(base: string, rate: number, seconds: number, pick: (i: number) => { cls: string; path: string; headers?: Record<string, string> }, timeoutMs: number): Promise<{ classes: Record<string, ClassResult>; elapsedS: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
   const out: Record<string, ClassResult> = {};
   const total = Math.floor(rate * seconds);
@@ -16,12 +16,12 @@ export async function openLoop(base: string, rate: number, seconds: number, pick
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const { cls, path } = pick(i);
+    const { cls, path, headers } = pick(i);
     const r = (out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [] });
     r.sent++;
     const t0 = performance.now();
     inflight.push(new Promise<void>((resolve) => {
-      const req = http.get(new URL(path, base), { agent }, (res) => {
+      const req = http.get(new URL(path, base), { agent, headers }, (res) => {
         res.resume();
         res.on('end', () => {
           if (res.statusCode === 200) {

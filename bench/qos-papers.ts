@@ -79,7 +79,7 @@ if (!only || only === '000') {
   const rows: string[] = [];
   const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
   for (const adapt of [false, true]) {
-    const c = await cluster({ qos: { scheduler: 'priority', periodMs: 500, ...(adapt ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.6, a: 0.006, b: 0.0000004 } } : {}) } });
+    const c = await cluster({ qos: { scheduler: 'priority', periodMs: 500, ...(adapt ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.5, a: 0.002, b: 0.0000001 } } : {}) } });
     const trace: Array<[number, number]> = [], gTrace: Array<[number, number]> = [];
     const t0 = Date.now();
     let stop = false;
@@ -91,8 +91,9 @@ if (!only || only === '000') {
         await new Promise((r) => setTimeout(r, 500));
       }
     })();
-    // Pages (static tree content): 60 req/s for 5 s, then 3× for 10 s.
-    const pick = (i: number) => ({ cls: 'page', path: `/?c=${i % 50}` });
+    // Pages (60 ms of work, 60 kB at the full level; less at lighter levels) from 200 clients:
+    // 60 req/s for 5 s, then 3× for 10 s.
+    const pick = (i: number) => ({ cls: 'page', path: `/echo/page?ms=60&bytes=60000`, headers: { 'x-forwarded-for': `10.1.${(i % 200) >> 8}.${i % 200}` } });
     const low = await openLoop(c.base, 60, 5, pick, 5000);
     const high = await openLoop(c.base, 180, 10, pick, 5000);
     stop = true;
@@ -106,7 +107,7 @@ if (!only || only === '000') {
     }
   }
   writeFileSync(join(OUT, 'paper000-adaptation.svg'), lineChart('000: utilisation U and content level G under a 3× load step at 5 s', 'seconds', 'U (and G/3)', series));
-  md.push('## 000 — content adaptation under a load step', '', 'Pages at 60 req/s for 5 s, then 180 req/s for 10 s; a = 6 ms/request, b = 0.4 µs/byte; target U* = 0.85.', '', '| run | pages served before the step | served after | refused after (503 OVERLOADED) | mean U in the last 3 s | final G |', '|---|---|---|---|---|---|', ...rows, '', '![](paper000-adaptation.svg)', '');
+  md.push('## 000 — content adaptation under a load step', '', 'Pages (60 ms and 60 kB at level 3, proportionally less at lighter levels) from 200 client addresses, 60 req/s for 5 s then 180 req/s for 10 s; a = 2 ms/request, b = 0.1 µs/byte; target U* = 0.85.', '', '| run | pages served before the step | served after | refused after (503 OVERLOADED) | mean U in the last 3 s | final G |', '|---|---|---|---|---|---|', ...rows, '', '![](paper000-adaptation.svg)', '');
 }
 
 // ---- 002: six classes A–F, (m,k) per class, precise (best tree only) vs imprecise (adaptation) ----
@@ -116,11 +117,11 @@ if (!only || only === '002') {
   for (const imprecise of [false, true]) {
     const c = await cluster({
       classes: names.map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] })).concat([{ name: 'other', priority: 9, mk: [0, 1], match: [{ pathPrefix: '/' }] } as never]),
-      qos: { scheduler: 'weakly-hard', periodMs: 500, ...(imprecise ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.6, a: 0.006, b: 0.0000004 } } : {}) },
+      qos: { scheduler: 'weakly-hard', periodMs: 500, ...(imprecise ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.5, a: 0.006, b: 0.0000001 } } : {}) },
     });
     const perClass: Record<string, { sent: number; ok: number; late: number }> = {};
     // Each class adds 50 req/s in turn (the paper raises load by 50 req/s per class): 6 × 35 = 210 req/s of pages.
-    const r = await openLoop(c.base, 210, 8, (i) => ({ cls: names[i % 6]!, path: `/?x=${i % 40}` }), 1500);
+    const r = await openLoop(c.base, 210, 8, (i) => ({ cls: names[i % 6]!, path: `/echo/p?ms=${S}&bytes=20000`, headers: { 'x-class': names[i % 6]!, 'x-forwarded-for': `10.2.0.${i % 250}` } }), 1500);
     await c.stop();
     for (const n of names) {
       const x = r.classes[n]!;
@@ -128,7 +129,7 @@ if (!only || only === '002') {
     }
     rows.push(`| ${imprecise ? 'imprecise (WQS)' : 'precise'} | ${names.map((n) => `${(100 * perClass[n]!.ok / perClass[n]!.sent).toFixed(0)}%`).join(' / ')} | ${names.map((n) => perClass[n]!.late).join(' / ')} |`);
   }
-  md.push('## 002 — weakly-hard scheduling, precise vs imprecise', '', 'Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, target 400 ms, 210 page requests/s for 8 s.', '', '| mode | response rate per class A / B / C / D / E / F | deadline misses per class |', '|---|---|---|', ...rows, '');
+  md.push('## 002 — weakly-hard scheduling, precise vs imprecise', '', 'Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, target 400 ms; 210 page requests/s (100 ms each at the full level: 1.75× capacity) for 8 s. Precise: every answer from the full tree; imprecise: content adaptation lowers the level.', '', '| mode | response rate per class A / B / C / D / E / F | deadline misses per class |', '|---|---|---|', ...rows, '');
 }
 
 writeFileSync(join(OUT, `qos-papers${only ? `-${only}` : ''}.md`), `${md.join('\n')}\n`);

@@ -352,7 +352,7 @@ export class Intake {
       this.respCount[p.cls]!++;
       if (!bytes) bytes = Number(p.res.getHeader('content-length') ?? 0) || 0;
       this.adapt?.monitor.record(bytes);
-      const outcome: Outcome = { responseMs, level: tree, levels: TREES, deadlineMet: responseMs <= cfg.classes[p.cls]!.targetMs };
+      const outcome: Outcome = { responseMs, serviceMs: served, level: tree, levels: TREES, deadlineMet: responseMs <= cfg.classes[p.cls]!.targetMs };
       this.scheduler.completed(p, outcome, now);
       this.d.apply(core.completed(board, now));
       this.pump();

@@ -16,6 +16,8 @@ export interface ClassBounds { readonly priority: number; readonly maxQueue: num
 /** How a request ended, fed back to schedulers that learn from it (QoS, SPEC §7). */
 export interface Outcome {
   readonly responseMs: number;
+  /** Dispatch to answer (0 when never dispatched). */
+  readonly serviceMs?: number;
   /** Content level served, 0 when refused or dropped, M for the full tree. */
   readonly level: number;
   readonly levels: number;

@@ -42,7 +42,7 @@ export class Worker {
     const u = new URL(x.url, 'http://board');
     try {
       // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
-      if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo') return await this.echo(u, x, res);
+      if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo' || u.pathname.startsWith('/echo/')) return await this.echo(u, x, res);
       if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
       if (x.method === 'GET' || x.method === 'HEAD') return this.page(x, u, res);
@@ -66,8 +66,12 @@ export class Worker {
 
   private async echo(u: URL, x: ExecRequest, res: ServerResponse): Promise<void> {
     const raw = u.searchParams.get('ms') ?? '0';
-    const ms = Number(raw);
-    if (!/^\d{1,6}$/.test(raw) || ms > ECHO_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${ECHO_MS_MAX}`);
+    if (!/^\d{1,6}$/.test(raw) || Number(raw) > ECHO_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${ECHO_MS_MAX}`);
+    // As a page (`/echo…`), a lighter content tree does proportionally less work and sends less:
+    // what a degraded page saves, for the content-adaptation experiments.
+    const scale = u.pathname.startsWith('/echo') && x.tree < TREES ? x.tree / TREES : 1;
+    res.setHeader('x-ews-tree', String(x.tree));
+    const ms = Math.round(Number(raw) * scale);
     const started = performance.now();
     if (ms > 0) {
       await new Promise<void>((resolve) => {
@@ -82,7 +86,7 @@ export class Worker {
       return;
     }
     // `bytes=N` pads the answer to about N bytes: content of a known size, for `ews calibrate`.
-    const pad = Math.min(ECHO_BYTES_MAX, Math.max(0, Number(u.searchParams.get('bytes') ?? 0) || 0));
+    const pad = Math.round(scale * Math.min(ECHO_BYTES_MAX, Math.max(0, Number(u.searchParams.get('bytes') ?? 0) || 0)));
     sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length, ...(pad > 0 ? { pad: 'x'.repeat(pad) } : {}) });
   }
 

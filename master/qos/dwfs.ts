@@ -1,6 +1,7 @@
 // Dynamic Weighted Fair Service (paper 004): weighted fair queueing that emulates processor
-// sharing over the class queues. Virtual time R advances at C2 / ΣΦ(non-empty queues); a request
-// of queue a gets S = max(F_prev(a), R(arrival)) and F = S + C1·P/Φa; a free slot serves the
+// sharing over the class queues. Virtual time R advances at C2 / ΣΦ(non-empty queues) (C2: the
+// slots that serve at once); a request of queue a gets S = max(F_prev(a), R(arrival)) and
+// F = S + C1·P/Φa, P its expected service time (learned per class); a free slot serves the
 // smallest F. Every period each weight is recomputed from its initial weight and its queue
 // length: Φa = Φa0 · (1 + β·qa), so a congested queue gets more service before it overflows.
 import { ClassQueues, type ClassBounds, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
@@ -13,7 +14,10 @@ export interface DwfsOptions {
   /** Weight recomputation period. */
   periodMs: number;
   C1?: number;
+  /** Requests served at once (boards × in-flight per board): virtual time runs that much faster. */
   C2?: number;
+  /** Expected service time before any is measured (ms). */
+  initialServiceMs?: number;
 }
 
 interface Tagged { start: number; finish: number }
@@ -28,6 +32,8 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   private lastPeriodMs: number | undefined;
   private readonly C1: number;
   private readonly C2: number;
+  /** Per class, the recent service time: P in the finish tag. */
+  readonly serviceMs: number[];
 
   constructor(classes: readonly ClassBounds[], limits: SchedulerLimits, private readonly opts: DwfsOptions) {
     super(classes, limits);
@@ -36,6 +42,7 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
     this.lastFinish = classes.map(() => 0);
     this.C1 = opts.C1 ?? 1;
     this.C2 = opts.C2 ?? 1;
+    this.serviceMs = classes.map(() => opts.initialServiceMs ?? 1);
   }
 
   /** Advance virtual time to `nowMs` at rate C2 / Σ weights of the non-empty queues. */
@@ -62,7 +69,7 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
     const r = super.enqueue(item);
     if (r === 'ok') {
       const start = Math.max(this.lastFinish[item.cls]!, this.virtual);
-      const finish = start + (this.C1 * 1) / this.weights[item.cls]!;
+      const finish = start + (this.C1 * this.serviceMs[item.cls]!) / this.weights[item.cls]!;
       this.lastFinish[item.cls] = finish;
       this.tags.set(item, { start, finish });
     }
@@ -86,6 +93,10 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
       if (!best || f < best.f || (f === best.f && h.seq < best.seq)) best = { item: h.item, f, seq: h.seq };
     }
     return best?.item;
+  }
+
+  override completed(item: T, o: import('../scheduler.ts').Outcome): void {
+    if (o.serviceMs && o.serviceMs > 0) this.serviceMs[item.cls] = 0.8 * this.serviceMs[item.cls]! + 0.2 * o.serviceMs;
   }
 
   finishTag(item: T): number | undefined {

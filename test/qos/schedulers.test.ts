@@ -27,7 +27,7 @@ test('response log: sliding absQoS = Σ of the last k qualities; proportions', (
   assert.equal(ResponseLog.quality(2, 3), 2 / 3);
 });
 
-test('DWFS: finish tags F = S + 1/Φ; service follows the weights 2:1 under backlog', () => {
+test('DWFS: finish tags F = S + P/Φ; service follows the weights 2:1 under backlog', () => {
   const s = new DwfsScheduler<Item>(bounds(2), limits, { weights: [2, 1], beta: 0, periodMs: 1e9 });
   const items: Item[] = [];
   for (let i = 0; i < 30; i++) items.push(item(`a${i}`, 0), item(`b${i}`, 1));
@@ -43,6 +43,16 @@ test('DWFS: finish tags F = S + 1/Φ; service follows the weights 2:1 under back
   let a = 0, b = 0;
   for (let i = 0; i < 21; i++) (s.take(0, all)!.name.startsWith('a') ? a++ : b++);
   assert.deepEqual([a, b], [14, 7]);
+});
+
+test('DWFS: P is learned per class from service times', () => {
+  const s = new DwfsScheduler<Item>(bounds(2), limits, { weights: [1, 1], beta: 0, periodMs: 1e9, initialServiceMs: 10 });
+  s.completed(item('x', 1), { responseMs: 500, serviceMs: 60, level: 3, levels: 3, deadlineMet: true });
+  assert.deepEqual(s.serviceMs, [10, 0.8 * 10 + 0.2 * 60]);
+  const a = item('a', 0), b = item('b', 1);
+  s.enqueue(a);
+  s.enqueue(b);
+  assert.deepEqual([s.finishTag(a), s.finishTag(b)], [10, 20], 'F = R + P/Φ: the longer class queues behind');
 });
 
 test('DWFS: virtual time runs at C2/ΣΦ(active); weights grow with queue length each period', () => {
