@@ -59,6 +59,7 @@ if (!only || only === '004') {
 if (!only || only === '003') {
   const targets = [300, 600, 900];
   const rows: string[] = [];
+  const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [{ name: 'target', color: '#888', dash: true, points: targets.map((t, i) => [i, t] as [number, number]) }];
   for (const mode of ['open loop (no quota)', 'closed loop (quota)']) {
     const c = await cluster({
       classes: [0, 1, 2].map((i) => ({ name: `c${i}`, priority: i, targetMs: targets[i], match: [{ pathPrefix: `/echo/c${i}` }], deadlineMs: 20_000 })).concat([{ name: 'other', priority: 9, targetMs: 1000, match: [{ pathPrefix: '/' }], deadlineMs: 20_000 } as never]),
@@ -70,8 +71,10 @@ if (!only || only === '003') {
     const means = [0, 1, 2].map((i) => mean(r.classes[`c${i}`]?.latencies ?? []));
     const met0 = (r.classes.c0?.latencies ?? []).filter((x) => x <= targets[0]!).length / Math.max(1, r.classes.c0?.latencies.length ?? 0);
     rows.push(`| ${mode} | ${means.map((m) => Math.round(m)).join(' / ')} | ${targets.join(' / ')} | ${(100 * met0).toFixed(1)}% |`);
+    series.push({ name: mode, color: mode.startsWith('closed') ? '#0b63c5' : '#e8710a', points: means.map((m, i) => [i, m] as [number, number]) });
   }
-  md.push('## 003 — per-class worker quota', '', 'Three classes, 130 : 90 : 50 of the traffic, targets 300 / 600 / 900 ms (the paper: 5 / 10 / 15 s), 10% over capacity for 10 s.', '', '| mode | mean response ms (c0 / c1 / c2) | targets | class 0 within its target |', '|---|---|---|---|', ...rows, '');
+  writeFileSync(join(OUT, 'paper003-quota.svg'), lineChart('003: mean response per class against its target', 'class (0 highest)', 'mean response (ms)', series));
+  md.push('## 003 — per-class worker quota', '', 'Three classes, 130 : 90 : 50 of the traffic, targets 300 / 600 / 900 ms (the paper: 5 / 10 / 15 s), 10% over capacity for 10 s.', '', '| mode | mean response ms (c0 / c1 / c2) | targets | class 0 within its target |', '|---|---|---|---|', ...rows, '', '![](paper003-quota.svg)', '');
 }
 
 // ---- 000: U and G over time under a load step, with and without adaptation; requests refused ----
@@ -114,6 +117,7 @@ if (!only || only === '000') {
 if (!only || only === '002') {
   const names = ['A', 'B', 'C', 'D', 'E', 'F'];
   const rows: string[] = [];
+  const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
   for (const imprecise of [false, true]) {
     const c = await cluster({
       classes: names.map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] })).concat([{ name: 'other', priority: 9, mk: [0, 1], match: [{ pathPrefix: '/' }] } as never]),
@@ -128,8 +132,10 @@ if (!only || only === '002') {
       perClass[n] = { sent: x.sent, ok: x.ok, late: x.latencies.filter((l) => l > 400).length + x.timeouts + x.failed };
     }
     rows.push(`| ${imprecise ? 'imprecise (WQS)' : 'precise'} | ${names.map((n) => `${(100 * perClass[n]!.ok / perClass[n]!.sent).toFixed(0)}%`).join(' / ')} | ${names.map((n) => perClass[n]!.late).join(' / ')} |`);
+    series.push({ name: imprecise ? 'imprecise (WQS)' : 'precise', color: imprecise ? '#0b63c5' : '#e8710a', dash: !imprecise, points: names.map((n, i) => [i + 1, (100 * perClass[n]!.ok) / perClass[n]!.sent] as [number, number]) });
   }
-  md.push('## 002 — weakly-hard scheduling, precise vs imprecise', '', 'Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, target 400 ms; 210 page requests/s (100 ms each at the full level: 1.75× capacity) for 8 s. Precise: every answer from the full tree; imprecise: content adaptation lowers the level.', '', '| mode | response rate per class A / B / C / D / E / F | deadline misses per class |', '|---|---|---|', ...rows, '');
+  writeFileSync(join(OUT, 'paper002-weakly-hard.svg'), lineChart('002: response rate per class (1 = A … 6 = F)', 'class', 'answered (%)', series));
+  md.push('## 002 — weakly-hard scheduling, precise vs imprecise', '', '![](paper002-weakly-hard.svg)', '', 'Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, target 400 ms; 210 page requests/s (100 ms each at the full level: 1.75× capacity) for 8 s. Precise: every answer from the full tree; imprecise: content adaptation lowers the level.', '', '| mode | response rate per class A / B / C / D / E / F | deadline misses per class |', '|---|---|---|', ...rows, '');
 }
 
 writeFileSync(join(OUT, `qos-papers${only ? `-${only}` : ''}.md`), `${md.join('\n')}\n`);
