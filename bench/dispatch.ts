@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { closedLoop, type LoadResult } from './load.ts';
+import { closedLoop, type LoadResult } from '../node/load-gen.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
 

@@ -1,40 +1,11 @@
 // `ews calibrate` (paper 000): find a and b of U = a·R + b·W for this cluster. For each content
 // size, raise the concurrency until throughput stops growing: that is (Rmax, Wmax) with
 // 100% = a·Rmax + b·Wmax; then least squares over the sizes.
-import http from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { calibrate } from '../master/qos/adaptation.ts';
+import { closedLoop } from './load-gen.ts';
 
 export interface CalibrationPoint { bytes: number; R: number; W: number; concurrency: number }
-
-async function throughput(url: URL, concurrency: number, seconds: number, headers: Record<string, string>): Promise<{ rps: number; bytesPerS: number; errors: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  let done = 0, bytes = 0, errors = 0;
-  const until = performance.now() + seconds * 1000;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < until) {
-      await new Promise<void>((resolve) => {
-        const req = http.get(url, { agent, headers }, (res) => {
-          res.on('data', (c: Buffer) => (bytes += c.length));
-          res.on('end', () => {
-            if (res.statusCode === 200) done++;
-            else errors++;
-            resolve();
-          });
-        });
-        req.setTimeout(10_000, () => req.destroy());
-        req.on('error', () => {
-          errors++;
-          resolve();
-        });
-      });
-    }
-  }));
-  agent.destroy();
-  const s = (performance.now() - t0) / 1000;
-  return { rps: done / s, bytesPerS: bytes / s, errors };
-}
 
 export async function measure(base: string, sizes: readonly number[], seconds: number, token?: string, log: (s: string) => void = () => {}): Promise<CalibrationPoint[]> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
@@ -42,7 +13,7 @@ export async function measure(base: string, sizes: readonly number[], seconds: n
   for (const size of sizes) {
     let best = { rps: 0, bytesPerS: 0, concurrency: 1 };
     for (let c = 1; c <= 64; c *= 2) {
-      const t = await throughput(new URL(`/echo?ms=0&bytes=${size}`, base), c, seconds, headers);
+      const t = await closedLoop(new URL(`/echo?ms=0&bytes=${size}`, base), c, seconds, headers);
       log(`  ${size} B × ${c} clients: ${t.rps.toFixed(0)} req/s${t.errors ? `, ${t.errors} errors` : ''}`);
       // Saturated: no longer 5% better, or connections failing.
       if (t.errors > 0 || t.rps < best.rps * 1.05) break;

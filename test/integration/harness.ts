@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import net, { createServer } from 'node:net';
 import dgram from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -140,4 +140,18 @@ export async function metric(url: string, name: string, labels: Record<string, s
     if (want.every((w) => (m[2] ?? '').includes(w))) sum += Number(m[3]);
   }
   return sum;
+}
+
+/** A raw HTTP exchange on a socket (for what fetch will not send: bad paths, slow or malformed requests). */
+export function rawRequest(port: number, text: string, { endAfterWrite = false, timeoutMs = 15_000 } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let out = '';
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => resolve(out));
+    s.on('error', reject);
+    s.setTimeout(timeoutMs, () => s.destroy());
+    s.write(text);
+    if (endAfterWrite) s.end();
+  });
 }

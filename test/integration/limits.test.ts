@@ -1,21 +1,8 @@
 // Limits at the edge: oversized bodies and headers, slow clients; the board stays up.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { converged, makeCluster, type TestCluster } from './harness.ts';
+import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
 
-function rawRequest(port: number, text: string, { endAfterWrite = false } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1');
-    let out = '';
-    s.on('data', (d) => (out += d.toString()));
-    s.on('close', () => resolve(out));
-    s.on('error', reject);
-    s.setTimeout(15_000, () => s.destroy());
-    s.write(text);
-    if (endAfterWrite) s.end();
-  });
-}
 
 describe('limits', () => {
   let c: TestCluster;

@@ -1,25 +1,13 @@
 // Authentication, roles, CSRF, sessions across boards and failover, rate limits, traversal, headers.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { converged, makeCluster, waitFor, type TestCluster } from './harness.ts';
+import { makeCluster, rawRequest, waitFor, type TestCluster } from './harness.ts';
 import { hashPassword } from '../../node/auth/password.ts';
 import { demoDevices } from '../../node/demo.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
 const VIEW = { name: 'victor', password: 'viewer-pass-1' };
 
-function raw(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1');
-    let out = '';
-    s.on('data', (d) => (out += d.toString()));
-    s.on('close', () => resolve(out));
-    s.on('error', reject);
-    s.setTimeout(5000, () => s.destroy());
-    s.write(text);
-  });
-}
 
 describe('security', () => {
   let c: TestCluster;
@@ -128,7 +116,7 @@ describe('security', () => {
 
   test('path traversal is impossible: every spelling is a 404, the board stays up', async () => {
     for (const p of ['/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fpackage.json', '/node/cli.ts', '/src/app.js', '/.%2e/README.md', '/index.html/../../x', '/%00index.html', '/\\..\\..\\etc\\passwd']) {
-      const res = await raw(c.boards[0]!.httpPort, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const res = await rawRequest(c.boards[0]!.httpPort, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, { timeoutMs: 5000 });
       assert.match(res, /^HTTP\/1\.1 (404|400)/, p);
       assert.doesNotMatch(res, /root:|"name": "ews"|import /, p);
     }
