@@ -46,7 +46,8 @@ describe('web UI in Chromium', { skip }, () => {
       cfg.auth = { users };
       cfg.devices = demoDevices(['b1', 'b2', 'b3']);
     }, { args: ['--simulate-devices'] });
-    await waitFor('cluster up', async () => ((await (await fetch(`${c.boards[2]!.url}/healthz`)).json()) as { master: string }).master === 'b1');
+    // Every board up and agreeing (a board still booting refuses connections).
+    await waitFor('cluster up', async () => (await Promise.all(c.boards.map(async (b) => ((await (await fetch(`${b.url}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));
     browser = await launch();
     // Our CSP forbids eval, which the test's own probes use (the page never does).
     ctx = await browser.newContext({ viewport: { width: 1100, height: 860 }, bypassCSP: true });

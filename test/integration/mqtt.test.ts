@@ -32,7 +32,8 @@ describe('MQTT bridge', () => {
       return r.ok ? ((await r.json()) as { token: string }) : undefined;
     }));
     auth = { authorization: `Bearer ${token}` };
-    await waitFor('cluster up', async () => ((await (await fetch(`${c.boards[2]!.url}/healthz`)).json()) as { master: string }).master === 'b1');
+    // Every board up and agreeing (a board still booting refuses connections).
+    await waitFor('cluster up', async () => (await Promise.all(c.boards.map(async (b) => ((await (await fetch(`${b.url}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));
     sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
     sub.on('message', (t, m) => seen.set(t, m.toString()));
     sub.on('connect', () => sub.subscribe(`${P}/#`));

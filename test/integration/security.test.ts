@@ -27,7 +27,8 @@ describe('security', () => {
       cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
     }, { args: ['--simulate-devices'] });
     u = (i) => c.boards[i]!.url;
-    await waitFor('cluster up', async () => (await (await fetch(`${u(2)}/healthz`)).json() as { master: string }).master === 'b1');
+    // Every board up and agreeing (a board still booting refuses connections).
+    await waitFor('cluster up', async () => (await Promise.all([0, 1, 2].map(async (i) => ((await (await fetch(`${u(i)}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));
   });
   after(() => c.stop());
 
