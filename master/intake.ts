@@ -77,6 +77,7 @@ export class Intake {
   private readonly quota: QuotaController | undefined;
   private periodTimer: NodeJS.Timeout | undefined;
   private periodN = 0;
+  private readonly boardAddresses: ReadonlySet<string>;
   /** Recent service time per class (dispatch to answer), to refuse what can no longer finish in time. */
   private readonly serviceMs: number[];
 
@@ -86,6 +87,7 @@ export class Intake {
     this.scheduler = schedulerFor<Pending>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
     const q = cfg.qos;
     this.inflight = cfg.classes.map(() => 0);
+    this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.serviceMs = cfg.classes.map(() => 0);
     this.reserve = cfg.classes.map(() => []);
     this.respSum = cfg.classes.map(() => 0);
@@ -236,10 +238,13 @@ export class Intake {
     return this.clientOfReq(p.req);
   }
 
+  /** The client's address: X-Forwarded-For only from a board of the cluster (the hop that sets it). */
   private clientOfReq(req: IncomingMessage): string {
+    const peer = (req.socket.remoteAddress ?? '?').replace(/^::ffff:/, '');
+    if (!this.boardAddresses.has(peer)) return peer;
     const xff = req.headers['x-forwarded-for'];
     const first = typeof xff === 'string' ? xff.split(',')[0]!.trim() : '';
-    return first || req.socket.remoteAddress || '?';
+    return first || peer;
   }
 
   /** SIGHUP: new match rules for the same classes take effect for the next request. */

@@ -133,6 +133,11 @@ export class Board {
     });
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => {
+      if (msg.type === 'REVOKE') {
+        const { sid, exp } = msg.body;
+        if (typeof sid === 'string' && typeof exp === 'number') this.guard.signer.revoke(sid, exp, Date.now());
+        return;
+      }
       if (msg.type === 'IDEM') {
         const rec = parseIdem(msg.body, cfg.boards.length);
         if (rec && rec.board === msg.sender) this.idem.store.put(rec, Date.now());
@@ -350,6 +355,14 @@ export class Board {
 
   private logout(req: IncomingMessage, res: ServerResponse): void {
     if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site logout refused');
+    // The token dies everywhere, not just the cookie here: sent twice, as a lost packet must not keep it alive.
+    const p = this.guard.principal(req, Date.now());
+    if (p?.session) {
+      this.guard.signer.revoke(p.session.sid, p.session.exp, Date.now());
+      const body = { sid: p.session.sid, exp: p.session.exp };
+      this.link.broadcastApp('REVOKE', body);
+      setTimeout(() => this.link.broadcastApp('REVOKE', body), this.cfg.cluster.heartbeatMs).unref();
+    }
     res.setHeader('set-cookie', `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
     sendJson(res, 200, { ok: true });
   }

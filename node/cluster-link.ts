@@ -32,7 +32,7 @@ export class ClusterLink {
   private lateGaps: Counter;
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
-  /** DEVICE and IDEM packets from other boards. */
+  /** DEVICE, IDEM and REVOKE packets from other boards. */
   onApp: (msg: AppMessage) => void = () => {};
 
   constructor(
@@ -142,7 +142,7 @@ export class ClusterLink {
       this.lastStateAt = now;
     }
     this.apply(this.core.receive(msg, now));
-    if (msg.type === 'DEVICE' || msg.type === 'IDEM') this.onApp(msg);
+    if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE') this.onApp(msg);
   }
 
   /** Broadcast application data to every board. Returns false if it does not fit in a packet. */

@@ -7,6 +7,8 @@ export type Role = 'viewer' | 'operator';
 export interface Session { sid: string; user: string; role: Role; exp: number }
 
 export class SessionSigner {
+  /** Sessions logged out before they expire (sid -> expiry, s), on every board. Bounded. */
+  private readonly revoked = new Map<string, number>();
   private readonly key: Buffer;
   private readonly csrfKey: Buffer;
   constructor(clusterKey: Buffer) {
@@ -34,7 +36,16 @@ export class SessionSigner {
       return undefined;
     }
     if (typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || (s.role !== 'viewer' && s.role !== 'operator')) return undefined;
+    if (this.revoked.has(s.sid)) return undefined;
     return s;
+  }
+
+  /** Logout: the session is dead on this board (and, through REVOKE packets, on every other). */
+  revoke(sid: string, exp: number, nowMs: number, max = 10_000): void {
+    if (typeof sid !== 'string' || sid.length > 64 || !(exp * 1000 > nowMs)) return;
+    for (const [k, e] of this.revoked) if (e * 1000 <= nowMs) this.revoked.delete(k);
+    if (this.revoked.size >= max) this.revoked.delete(this.revoked.keys().next().value!);
+    this.revoked.set(sid, exp);
   }
 
   csrf(session: Session): string {

@@ -85,6 +85,17 @@ describe('security', () => {
     assert.equal((await fetch(`${u(1)}/api/devices`, { headers: { cookie } })).status, 200);
   });
 
+  test('logout revokes the session on every board, not just the cookie', async () => {
+    const o = await login(OP, 0);
+    const headers = { authorization: `Bearer ${o.json.token}` };
+    assert.equal((await fetch(`${u(2)}/api/devices`, { headers })).status, 200);
+    assert.equal((await fetch(`${u(0)}/api/logout`, { method: 'POST', headers })).status, 200);
+    assert.equal((await fetch(`${u(0)}/api/devices`, { headers })).status, 401);
+    await waitFor('revoked on the other boards', async () => (await fetch(`${u(2)}/api/devices`, { headers })).status === 401 && (await fetch(`${u(1)}/api/session`, { headers })).status === 401);
+    const other = await login(OP, 1);
+    assert.equal((await fetch(`${u(2)}/api/devices`, { headers: { authorization: `Bearer ${other.json.token}` } })).status, 200, 'other sessions live on');
+  });
+
   test('forged and tampered tokens are refused', async () => {
     const o = await login(OP);
     const [v, payload] = o.json.token.split('.');
