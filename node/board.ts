@@ -435,6 +435,7 @@ export class Board {
       if (e.kind === 'role') {
         this.log.info({ role: e.role, term: e.term, master: this.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
         this.mqtt.setMaster(e.role === 'master');
+        if (e.role === 'master') this.mqtt.republish();
         if (e.role === 'master') {
           void this.vip?.claim();
           if (!this.closing) this.schedules.start();
@@ -450,6 +451,7 @@ export class Board {
       } else if (e.kind === 'stale-master') {
         this.log.warn({ board: this.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
         void this.vip?.announce();
+        this.mqtt.republish();
       }
     }
     this.publishCluster();

@@ -17,6 +17,7 @@ export interface BridgeSources {
 
 const SET_RE = /^devices\/([^/]+)\/([^/]+)\/set$/;
 const PAYLOAD_BYTES_MAX = 4096;
+const REFRESH_MS = 5000;
 
 export class MqttBridge {
   private client: MqttClient | undefined;
@@ -26,6 +27,7 @@ export class MqttBridge {
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   private readonly commands: Counter;
   private inflight = 0;
+  private refresh: NodeJS.Timeout | undefined;
 
   /** Commands act as the bridge itself: who may publish to .../set is the broker's ACL. */
   constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>) {
@@ -59,6 +61,17 @@ export class MqttBridge {
     c.on('error', (err) => this.log.debug({ err: err.message }, 'mqtt error'));
     c.on('offline', () => this.log.warn('mqtt broker unreachable; reconnecting'));
     c.on('message', (topic, payload) => this.onMessage(topic, payload));
+    // Retained state is the master's to keep right: a deposed master may have published last
+    // during an election, so the master says it again now and then even when nothing changed.
+    this.refresh = setInterval(() => this.republish(), REFRESH_MS);
+    this.refresh.unref();
+  }
+
+  /** Publish everything again (a stale master's retained message may be standing). */
+  republish(): void {
+    this.lastCluster = '';
+    this.lastDevice.clear();
+    this.publishState();
   }
 
   setMaster(master: boolean): void {
@@ -87,6 +100,7 @@ export class MqttBridge {
   }
 
   async close(): Promise<void> {
+    if (this.refresh) clearInterval(this.refresh);
     this.agent.destroy();
     const c = this.client;
     if (!c) return;

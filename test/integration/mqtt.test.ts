@@ -13,9 +13,11 @@ describe('MQTT bridge', () => {
   let c: TestCluster, broker: Broker, sub: MqttClient;
   let auth: Record<string, string> = {};
   const seen = new Map<string, string>();
-  const got = (topic: string, pred: (v: string) => boolean = () => true) => waitFor(`${topic}`, async () => {
+  const got = (topic: string, pred: (v: string) => boolean = () => true, ms = 10_000) => waitFor(`${topic}`, async () => {
     const v = seen.get(topic);
     return v !== undefined && pred(v) ? v : undefined;
+  }, ms).catch((e: Error) => {
+    throw new Error(`${e.message}; last message on ${topic}: ${seen.get(topic) ?? 'none'}`);
   });
   before(async () => {
     const [port] = await freePorts(1);
@@ -83,5 +85,11 @@ describe('MQTT bridge', () => {
     await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b2');
     sub.publish(`${P}/devices/pump1/start/set`, '');
     await got(`${P}/devices/pump1/start/result`, (v) => JSON.parse(v).status === 200);
+  });
+
+  test('a stale retained cluster message (a deposed master publishing last) is corrected by the master', async () => {
+    sub.publish(`${P}/cluster`, JSON.stringify({ cluster: 'test', master: 'b9', term: 1, boards: [] }), { retain: true });
+    await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b9', 3000);
+    await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b2', 8000);
   });
 });
