@@ -93,7 +93,7 @@ describe('hardware in the loop', () => {
       }
     };
     const clients = [control(), browse()];
-    await new Promise((r) => setTimeout(r, 500));
+    await until('the load flowing before the pull', async () => commands >= 5 && pages >= 5, 10_000);
     pulledAt = Date.now();
     lan.pull('ews1');
     const holderAt = await until('the VIP on a new master', async () => (lan.vipHolders().includes('ews2') ? Date.now() : undefined), 10_000);

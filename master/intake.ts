@@ -95,7 +95,7 @@ export class Intake {
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, Math.random);
     if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
     if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.maxInFlightPerBoard, q.quota.gain);
-    if (this.admission || this.adapt || this.quota || q.scheduler === 'dwfs') this.periodTimer = setInterval(() => this.period(), q.periodMs).unref();
+    if (this.admission || this.adapt || this.quota || this.scheduler.periodic) this.periodTimer = setInterval(() => this.period(), q.periodMs).unref();
     this.agents = cfg.boards.map(() => new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxInFlightPerBoard, maxFreeSockets: cfg.limits.maxInFlightPerBoard, timeout: cfg.limits.keepAliveTimeoutMs }));
     this.outcomes = d.metrics.counter('ews_requests_total', 'Client requests at the master, by class and outcome');
     this.perBoard = d.metrics.counter('ews_dispatched_total', 'Requests dispatched, by executing board');
@@ -189,7 +189,6 @@ export class Intake {
         // rather than spend a board on an answer its client will not wait for.
         const c = this.d.cfg.classes[item.cls]!;
         if (this.d.clock.now() - item.enqueuedMs + this.serviceMs[item.cls]! > c.deadlineMs) {
-          this.d.apply(this.d.core.flush(this.d.clock.now()));
           this.refuse(item, 'expired', new EwsError('QUEUE_TIMEOUT', 'it could not be served within its deadline', { retryAfterS: 1 }));
           continue;
         }
@@ -232,10 +231,6 @@ export class Intake {
     if (i < 0) return false;
     r.splice(i, 1);
     return true;
-  }
-
-  private clientOf(p: Pending): string {
-    return this.clientOfReq(p.req);
   }
 
   /** The client's address: X-Forwarded-For only from a board of the cluster (the hop that sets it). */
@@ -287,7 +282,7 @@ export class Intake {
       this.respSum.fill(0);
       this.respCount.fill(0);
     }
-    if ('advance' in this.scheduler) (this.scheduler as unknown as { advance(now: number): void }).advance(this.d.clock.now());
+    this.scheduler.tick(this.d.clock.now());
     this.pump();
   }
 
@@ -340,6 +335,12 @@ export class Intake {
   private dispatch(p: Pending, board: number): void {
     const { core, clock, cfg } = this.d;
     const clsName = cfg.classes[p.cls]!.name;
+    const method = p.req.method ?? 'GET';
+    const url = p.req.url ?? '/';
+    // The content level (papers 000/002): pages adapt to load by client; device control never does.
+    const page = (method === 'GET' || method === 'HEAD') && !url.startsWith('/cgi-bin/') && !url.startsWith('/api/');
+    const tree = this.adapt && page ? treeFor(this.adapt.ctl.G, this.clientOfReq(p.req), TREES) : TREES;
+    if (tree === 0) return this.refuse(p, 'shed', new EwsError('OVERLOADED', undefined, { retryAfterS: 2 }));
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     p.attempts++;
@@ -362,15 +363,6 @@ export class Intake {
       this.d.apply(core.completed(board, now));
       this.pump();
     };
-    const method = p.req.method ?? 'GET';
-    const url = p.req.url ?? '/';
-    // The content level (papers 000/002): pages adapt to load by client; device control never does.
-    const page = (method === 'GET' || method === 'HEAD') && !url.startsWith('/cgi-bin/') && !url.startsWith('/api/');
-    const tree = this.adapt && page ? treeFor(this.adapt.ctl.G, this.clientOf(p), TREES) : TREES;
-    if (tree === 0) {
-      this.d.apply(core.completed(board, clock.now()));
-      return this.refuse(p, 'shed', new EwsError('OVERLOADED', undefined, { retryAfterS: 2 }));
-    }
     this.inflight[p.cls]!++;
     const dispatchedAt = clock.now();
     let bytes = 0;

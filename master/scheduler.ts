@@ -38,6 +38,9 @@ export interface Scheduler<T extends QueueItem> {
   bytes(): number;
   /** Everything still queued, in arrival order per class (for handing over on step-down). */
   drain(): T[];
+  /** Schedulers with their own period (DWFS's weights) want `tick` every qos.periodMs. */
+  readonly periodic: boolean;
+  tick(nowMs: number): void;
   /** A dispatched item finished (or was refused): schedulers that adapt learn from it. */
   completed(item: T, outcome: Outcome, nowMs: number): void;
   /** Controller state for /metrics and the UI. */
@@ -115,6 +118,8 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
 
   protected abstract pick(canRun: (item: T) => boolean): T | undefined;
 
+  readonly periodic: boolean = false;
+  tick(_nowMs: number): void {}
   completed(_item: T, _outcome: Outcome, _nowMs: number): void {}
   state(): Record<string, number | string | number[] | string[]> {
     return {};

@@ -49,7 +49,6 @@ export class ClusterCore {
   private _role: Role = 'joining';
   private _term = 0;
   private _master = -1;
-  private readonly bootMs: number;
   private lastMasterHeardMs: number;
   private lastHeartbeatMs = -Infinity;
   private lastStateSentMs = -Infinity;
@@ -63,7 +62,6 @@ export class ClusterCore {
     if (cfg.self < 0 || cfg.self >= cfg.boards) throw new Error('self out of range');
     this.cfg = cfg;
     this.table = new StateTable(cfg.boards);
-    this.bootMs = nowMs;
     this.lastMasterHeardMs = nowMs;
   }
 

@@ -60,6 +60,11 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
     }
   }
 
+  override readonly periodic = true;
+  override tick(nowMs: number): void {
+    this.advance(nowMs);
+  }
+
   get virtualTime(): number {
     return this.virtual;
   }

@@ -21,7 +21,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   /** "device action" -> times the device was actually driven (written to). */
   readonly actionCounts = new Map<string, number>();
 
-  constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, private readonly log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
+  constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
     super();
     for (const dev of devices) {
       const at = dev.attach.find((a) => a.board === board);

@@ -134,8 +134,9 @@ describe('port loss and the bounded queue', () => {
     try {
       await online(m, 'pump1');
       sim.faults.drop = 1;
+      const seen = sim.requests;
       const pending = code(m.read('pump1', 'control'));
-      await new Promise((r) => setTimeout(r, 50));
+      await until('the request reached the device (and was left unanswered)', () => sim.requests > seen);
       await pty.kill();
       assert.equal(await pending, 'DEVICE_OFFLINE');
       await until('offline', () => m.snapshots()[0]!.online === false);
