@@ -2,17 +2,21 @@
 // intake (used while this board is master), the worker, and the VIP. Wiring only: decisions are
 // made by the pure cores these adapters feed.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { EwsError } from '../shared/errors.ts';
-import { DISPATCH_HEADER, DispatchReplayGuard, verifyDispatch } from '../shared/forward-auth.ts';
-import { endToEndHeaders, readBody, relayResponse, sendError, sendJson } from '../shared/http-io.ts';
+import { DispatchReplayGuard } from '../shared/dispatch-replay-guard.ts';
+import { FrameCodec, LINK_MAGIC, type AnswerFrame, type RequestFrame } from '../shared/dispatch-frame.ts';
+import { Cancel } from '../shared/cancel.ts';
+import { endToEndHeaders, readBody, relayResponse, sendError, sendJson, type Answer } from '../shared/http-io.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { Registry, type Counter } from '../shared/metrics.ts';
 import type { CoreEvent } from '../shared/election.ts';
-import { Intake } from '../master/intake.ts';
+import { Intake, type LocalRun } from './http/intake.ts';
+import { DispatchClient, serveLink } from './http/dispatch-link.ts';
+import { CapturedAnswer } from './http/answer.ts';
 import { ClusterLink } from './cluster-link.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
 import { EventsHub } from './events-hub.ts';
@@ -22,7 +26,7 @@ import { DeviceManager, type DeviceSnapshot } from './devices/device-manager.ts'
 import { DeviceDirectory, parseSnapshot } from './devices/device-directory.ts';
 import { openRealPort } from './devices/serial-line.ts';
 import { simulatedPortFactory, type SimulatedPorts } from './devices/simulated-ports.ts';
-import { IdempotencyStore, idemWire, parseIdem } from './idempotency-store.ts';
+import { IdempotencyStore, idemWire, parseIdem } from '../shared/idempotency-store.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { Schedules } from './schedules.ts';
 import { AuthGuard, clusterOrigins, COOKIE, needFor } from './auth/guard.ts';
@@ -72,6 +76,9 @@ export class Board {
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private readonly server: http.Server;
+  /** The listening socket: HTTP connections go to `server`, dispatch-link ones to the link. */
+  private readonly front: net.Server;
+  private readonly frames: FrameCodec;
   private readonly sockets = new Set<Socket>();
   private readonly vip: VipManager | undefined;
   private readonly hub: EventsHub;
@@ -126,10 +133,14 @@ export class Board {
     this.masterAgent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
     this.rejected = this.metrics.counter('ews_forward_rejected_total', 'Requests refused because they did not come from the master, by reason');
     this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), this.metrics, this.log, (ev) => this.onEvents(ev));
+    this.frames = new FrameCodec(cfg.cluster.key, cfg.limits.maxBodyBytes + cfg.limits.maxHeaderBytes + 1024);
+    const linkDrops = this.metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     this.intake = new Intake({
       cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
-      executeLocal: (p, res) => this.execute(p.id, { method: p.method, url: p.url, headers: p.headers, body: p.body, cls: p.cls, tree: p.tree, signal: p.signal }, res),
-      isCut: () => this.link.isCut, metrics: this.metrics, log: this.log, idempotency: this.idem.store,
+      link: new DispatchClient(cfg.boards, this.frames, cfg.limits.headersTimeoutMs, (reason) => linkDrops.inc({ reason })),
+      executeLocal: (run, done) => this.runLocal(run, done),
+      metrics: this.metrics, log: this.log, idempotency: this.idem.store,
+      hasSession: (req) => this.guard.principal(req, Date.now())?.session !== undefined,
     });
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => {
@@ -172,12 +183,24 @@ export class Board {
         sendError(res, err);
       });
     });
-    this.server.maxConnections = l.maxConnections;
-    this.server.on('connection', (s: Socket) => {
+    // One port for both: the first byte tells a dispatch-link connection (LINK_MAGIC) from HTTP.
+    this.front = net.createServer({ pauseOnConnect: true, noDelay: true }, (s: Socket) => {
       if (this.link.isCut) return void s.destroy();
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
+      s.on('error', () => {});
+      s.setTimeout(l.headersTimeoutMs, () => s.destroy());
+      s.once('data', (chunk: Buffer) => {
+        s.pause();
+        s.setTimeout(0);
+        if (chunk[0] === LINK_MAGIC) return serveLink(s, chunk.subarray(1), this.frames, { onRequest: (f, answer) => this.onLinkRequest(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.maxInFlightPerBoard);
+        s.unshift(chunk);
+        this.server.emit('connection', s);
+        process.nextTick(() => s.resume());
+      });
+      s.resume();
     });
+    this.front.maxConnections = l.maxConnections;
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
@@ -191,9 +214,9 @@ export class Board {
     // With a floating address the board must accept connections to it too.
     const host = b.cfg.cluster.vip ? '0.0.0.0' : b.self.address;
     await new Promise<void>((resolve, reject) => {
-      b.server.once('error', reject);
-      b.server.listen(b.self.httpPort, host, () => {
-        b.server.off('error', reject);
+      b.front.once('error', reject);
+      b.front.listen(b.self.httpPort, host, () => {
+        b.front.off('error', reject);
         resolve();
       });
     });
@@ -256,7 +279,8 @@ export class Board {
     this.loopDelay.disable();
     await this.vip?.release();
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
+      this.front.close(() => resolve());
+      for (const sock of this.sockets) sock.destroy();
       this.server.closeAllConnections();
     });
   }
@@ -267,7 +291,6 @@ export class Board {
     if (this.link.isCut) return void req.socket.destroy();
     if (this.closing) throw new EwsError('SHUTTING_DOWN');
     const url = req.url ?? '/';
-    if (req.headers[DISPATCH_HEADER] !== undefined) return this.onForwarded(req, res);
     for (const [k, v] of Object.entries(this.securityHeaders)) res.setHeader(k, v);
     // The UI fails over between boards: the cluster's own origins may call any board.
     const origin = req.headers.origin;
@@ -373,40 +396,54 @@ export class Board {
     sendJson(res, 200, { user: p.user, role: p.role, csrf: p.session ? this.guard.signer.csrf(p.session) : '', expiresAt: p.session ? p.session.exp * 1000 : null, open: p.via === 'open' });
   }
 
-  /** A request the master dispatched to this board. */
-  private async onForwarded(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const body = await readBody(req, this.cfg.limits.maxBodyBytes);
-    const d = verifyDispatch(this.cfg.cluster.key, String(req.headers[DISPATCH_HEADER]), method, url, body);
+  /** A request the master dispatched to this board over the dispatch link. */
+  private onLinkRequest(f: RequestFrame, answer: (a: AnswerFrame) => void): { cancel(): void } | undefined {
     const core = this.link.core;
     let reason = '';
-    if (!d) reason = 'signature';
-    else if (d.master === this.self.index) reason = 'self';
-    else if (!(d.term > core.term || (d.term === core.term && d.master === core.master))) reason = 'stale';
-    else if (!this.dispatchGuard.accept(d)) reason = 'replay';
-    if (!d || reason) {
+    if (f.target !== this.self.index) reason = 'target';
+    else if (f.master === this.self.index) reason = 'self';
+    else if (!(f.term > core.term || (f.term === core.term && f.master === core.master))) reason = 'stale';
+    else if (!this.dispatchGuard.accept(f)) reason = 'replay';
+    const cls = this.cfg.classes[f.cls];
+    if (!reason && !cls) reason = 'class';
+    const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, headers, body });
+    if (reason || !cls) {
       this.rejected.inc({ reason });
-      throw new EwsError('NOT_FROM_MASTER');
+      const out = new CapturedAnswer(reply);
+      sendError(out, new EwsError('NOT_FROM_MASTER'));
+      return undefined;
     }
-    const ac = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) ac.abort();
+    const headers: IncomingMessage['headers'] = {};
+    for (let i = 0; i < f.headers.length; i += 2) headers[f.headers[i]!] = f.headers[i + 1]!;
+    const cancel = new Cancel();
+    const out = new CapturedAnswer((status, h, body) => {
+      core.finished();
+      reply(status, h, body);
     });
-    await this.execute(d.id, { method, url, headers: req.headers, body, cls: d.cls, tree: d.tree, signal: ac.signal }, res);
+    core.accepted();
+    this.worker.execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, tree: f.tree, origin: f.origin, signal: cancel }, out).catch((err: unknown) => sendError(out, err)).finally(() => {
+      if (!out.writableFinished) out.destroy();
+    });
+    return cancel;
   }
 
-  /** Run a request here: ACK on start, REPORT when the answer is over. */
-  private async execute(id: number, x: ExecRequest, res: ServerResponse): Promise<void> {
+  /** The master runs a request itself: `done` when its answer is over (or the client left). */
+  private runLocal(run: LocalRun, done: () => void): { cancel(): void } {
     const core = this.link.core;
-    const clock = this.clock;
-    this.link.apply(core.accepted(id, clock.now()));
-    try {
-      await this.worker.execute(x, res);
-      if (!res.writableFinished && !res.destroyed) await new Promise((r) => res.once('close', r));
-    } finally {
-      this.link.apply(core.finished(id, clock.now()));
-    }
+    const cancel = new Cancel();
+    core.accepted();
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      core.finished();
+      done();
+    };
+    run.res.once('close', end);
+    this.worker.execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, tree: run.tree, origin: run.origin, signal: cancel }, run.res).catch((err: unknown) => sendError(run.res, err)).finally(() => {
+      if (run.res.writableFinished || run.res.destroyed) end();
+    });
+    return cancel;
   }
 
   private passToMaster(req: IncomingMessage, res: ServerResponse, body: Buffer): void {

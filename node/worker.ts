@@ -1,16 +1,18 @@
 // What a board executes once the master has dispatched a request to it: CGI handlers and pages.
 // Devices (issue 3) and the web UI (issue 4) plug in here; until then a built-in slow CGI
 // (`/cgi-bin/echo?ms=N`) and a placeholder page.
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Cancellation } from '../shared/cancel.ts';
+import type { Origin } from '../shared/dispatch-frame.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
-import { sendError, sendJson } from '../shared/http-io.ts';
+import { sendError, sendJson, type Answer } from '../shared/http-io.ts';
 import { deviceCgi } from './cgi/devices.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
-import { KEY_RE, requestHash } from './idempotency-store.ts';
+import { KEY_RE, requestHash } from '../shared/idempotency-store.ts';
 import type { Captured, IdempotentExecutor } from './idempotent-exec.ts';
-import { cookieValue } from './auth/guard.ts';
+import { cookieValue } from '../shared/cookie.ts';
 import { loadSite, TREES, type Tree } from './ui/site.ts';
 
 export interface ExecRequest {
@@ -21,12 +23,15 @@ export interface ExecRequest {
   cls: string;
   /** Content level the master chose (1..TREES). */
   tree: number;
-  /** Aborted when the client (or the master) goes away: stop the work. */
-  signal: AbortSignal;
+  /** Who asked (schedules' reads queue behind control at the device port). */
+  origin: Origin;
+  /** Cancelled when the client (or the master) goes away: stop the work. */
+  signal: Cancellation;
 }
 
 export const ECHO_MS_MAX = 60_000;
 export const ECHO_BYTES_MAX = 1 << 20;
+export const BURN_MS_MAX = 1000;
 
 export class Worker {
   private readonly site: Tree[];
@@ -36,13 +41,14 @@ export class Worker {
     this.site = loadSite();
   }
 
-  async execute(x: ExecRequest, res: ServerResponse): Promise<void> {
+  async execute(x: ExecRequest, res: Answer): Promise<void> {
     res.setHeader('x-ews-board', this.board.id);
     res.setHeader('x-ews-class', x.cls);
     const u = new URL(x.url, 'http://board');
     try {
       // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo' || u.pathname.startsWith('/echo/')) return await this.echo(u, x, res);
+      if (u.pathname === '/cgi-bin/burn' && this.cfg.benchmarkHandlers) return this.burn(u, res);
       if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
       if (x.method === 'GET' || x.method === 'HEAD') return this.page(x, u, res);
@@ -52,7 +58,7 @@ export class Worker {
     }
   }
 
-  private async device(x: ExecRequest, path: string, res: ServerResponse): Promise<void> {
+  private async device(x: ExecRequest, path: string, res: Answer): Promise<void> {
     const key = x.headers['idempotency-key'];
     const reply = (c: Captured, extra: Record<string, string> = {}) => {
       res.writeHead(c.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.body), 'cache-control': 'no-store', ...c.headers, ...extra });
@@ -64,7 +70,7 @@ export class Worker {
     reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
   }
 
-  private async echo(u: URL, x: ExecRequest, res: ServerResponse): Promise<void> {
+  private async echo(u: URL, x: ExecRequest, res: Answer): Promise<void> {
     const raw = u.searchParams.get('ms') ?? '0';
     if (!/^\d{1,6}$/.test(raw) || Number(raw) > ECHO_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${ECHO_MS_MAX}`);
     // As a page (`/echo…`), a lighter content tree does proportionally less work and sends less:
@@ -76,7 +82,7 @@ export class Worker {
     if (ms > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, ms);
-        x.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+        x.signal.onAbort(() => { clearTimeout(t); resolve(); });
       });
     }
     if (x.signal.aborted) {
@@ -90,8 +96,19 @@ export class Worker {
     sendJson(res, 200, { ok: true, board: this.board.id, ms: Math.round(performance.now() - started), bytes: x.body.length, ...(pad > 0 ? { pad: 'x'.repeat(pad) } : {}) });
   }
 
+  /** Benchmarks only: a CPU-bound CGI that keeps the board busy for `ms` of CPU time. */
+  private burn(u: URL, res: Answer): void {
+    const raw = u.searchParams.get('ms') ?? '0';
+    if (!/^\d{1,4}$/.test(raw) || Number(raw) > BURN_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${BURN_MS_MAX}`);
+    const cpu = (): number => { const c = process.cpuUsage(); return c.user + c.system; };
+    const until = cpu() + Number(raw) * 1000;
+    let x = 0;
+    while (cpu() < until) for (let i = 0; i < 1000; i++) x += Math.sqrt(i);
+    sendJson(res, 200, { ok: true, board: this.board.id, burnedMs: Number(raw), x: x > 0 });
+  }
+
   /** A file of the content tree: the master's level, lowered if the client asked for less (?tree=N, remembered in a cookie). */
-  private page(x: ExecRequest, u: URL, res: ServerResponse): void {
+  private page(x: ExecRequest, u: URL, res: Answer): void {
     const name = u.pathname === '/' ? 'index.html' : u.pathname.slice(1);
     // A flat namespace of known files: nothing else can be named, so nothing else can be reached.
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new EwsError('NOT_FOUND', 'no such page');

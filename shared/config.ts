@@ -88,6 +88,8 @@ export interface Config {
   readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
   /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
   readonly stateDir: string | undefined;
+  /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
+  readonly benchmarkHandlers: boolean;
 }
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
@@ -335,7 +337,7 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
 export function parseConfig(raw: unknown): Config {
   const r = new Reader();
   if (!isObj(raw)) throw new ConfigError([': the config must be a JSON object']);
-  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', '$schema', 'comment']);
+  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', 'benchmarkHandlers', '$schema', 'comment']);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
@@ -363,6 +365,7 @@ export function parseConfig(raw: unknown): Config {
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
   if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
+  const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);
   if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const qos: QosConfig = {
@@ -371,7 +374,7 @@ export function parseConfig(raw: unknown): Config {
   };
   if (scheduler === 'weakly-hard') classes.forEach((c, i) => { if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]'); });
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, benchmarkHandlers });
 }
 
 export function loadConfig(file: string): Config {

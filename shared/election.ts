@@ -142,29 +142,28 @@ export class ClusterCore {
     return r;
   }
 
-  /** Master: a request was forwarded to (or started locally on) board i. */
-  dispatched(board: number, nowMs: number): Ready {
-    this.table.dispatched(board);
-    this.dirty = true;
-    return this.flush(nowMs);
-  }
-  /** Master (or a master that has since stepped down): a dispatched request came back. */
-  completed(board: number, nowMs: number): Ready {
-    this.table.completed(board);
-    this.dirty = this._role === 'master';
-    return this.flush(nowMs);
+  /**
+   * Master: board i's own count of requests in execution, carried on a dispatch answer (the
+   * paper's ACK/REPORT, at no extra packet). Recorded for the next heartbeat's STATE, not sent now.
+   */
+  observeLoad(board: number, load: number, nowMs: number): Ready {
+    const r = none();
+    if (this._role !== 'master' || board === this.cfg.self) return r;
+    this.onLoad(r, board, { id: 0, load }, nowMs);
+    this.flushInto(r, nowMs);
+    return r;
   }
 
-  /** This board started executing a forwarded request: ACK to the master. */
-  accepted(id: number, nowMs: number): Ready {
+  /** This board started executing a request (forwarded or local): its load, for the next REPORT. */
+  accepted(): void {
     this.localLoad++;
-    return this.loadChanged('ACK', id, nowMs);
+    if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
   }
-  /** This board finished executing one: REPORT to the master. */
-  finished(id: number, nowMs: number): Ready {
+  /** This board finished executing one. */
+  finished(): void {
     if (this.localLoad <= 0) throw new Error('invariant: finished more work than accepted');
     this.localLoad--;
-    return this.loadChanged('REPORT', id, nowMs);
+    if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
   }
 
   /** Emit a coalesced STATE if the table changed and the minimum gap has passed. */
@@ -194,18 +193,6 @@ export class ClusterCore {
     if (this._master < 0) return self * staggerMs;
     const d = ringDistance(this._master, self, boards);
     return Math.max(0, d - 1) * staggerMs;
-  }
-
-  private loadChanged(type: 'ACK' | 'REPORT', id: number, nowMs: number): Ready {
-    const r = none();
-    if (this._role === 'master') {
-      // The master knows its own load: no packet to itself.
-      if (this.table.report(this.cfg.self, this.localLoad, nowMs)) this.dirty = true;
-      this.flushInto(r, nowMs);
-    } else {
-      this.toMaster(r, { type, sender: this.cfg.self, term: this._term, body: { id, load: this.localLoad } });
-    }
-    return r;
   }
 
   private onState(r: Ready, sender: number, term: number, body: StateBody, nowMs: number): void {
@@ -255,7 +242,8 @@ export class ClusterCore {
       r.events.push({ kind: 'runstate', board: sender, runstate: 1 });
       this.dirty = true;
     }
-    if (this.table.report(sender, body.load, nowMs)) this.dirty = true;
+    // A changed load waits for the next heartbeat's STATE: no STATE per request or per REPORT.
+    this.table.report(sender, body.load, nowMs);
   }
 
   private becomeMaster(r: Ready, nowMs: number): void {

@@ -28,14 +28,28 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   });
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export type HeaderValue = string | number | string[];
+
+/** Where a handler writes its answer: a ServerResponse, or an answer captured for the dispatch link. */
+export interface Answer {
+  readonly headersSent: boolean;
+  readonly destroyed: boolean;
+  readonly writableFinished: boolean;
+  setHeader(name: string, value: HeaderValue): unknown;
+  getHeader(name: string): unknown;
+  writeHead(status: number, headers?: Record<string, HeaderValue>): unknown;
+  end(body?: string | Buffer): unknown;
+  destroy(): unknown;
+}
+
+export function sendJson(res: Answer, status: number, value: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify(value);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
   res.end(body);
 }
 
-export function sendError(res: ServerResponse, err: unknown, headers: Record<string, string> = {}): void {
+export function sendError(res: Answer, err: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed) return;
   if (res.headersSent) {
     res.destroy();

@@ -61,6 +61,10 @@ export class StateTable {
     const wasJoining = this.runstates[i] === 0;
     return before !== this.linknum(i) || wasJoining;
   }
+  /** The master's own executing count: it knows it without a packet. */
+  reportSelf(i: number, load: number): void {
+    this.reported[i] = load;
+  }
   heardFrom(i: number, nowMs: number): void {
     this.heard[i] = nowMs;
   }

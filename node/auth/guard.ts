@@ -1,6 +1,7 @@
 // Who is asking, and may they? Bearer tokens (scripts) or the session cookie (the UI); a
 // cookie-authenticated state change must also come from one of the cluster's own origins and
 // carry the session's CSRF token. With `auth.disabled` everyone is an operator.
+import { cookieValue } from '../../shared/cookie.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -20,14 +21,6 @@ export function needFor(method: string, path: string): Need {
   return reads ? 'viewer' : 'operator';
 }
 
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header || header.length > 8192) return undefined;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
-}
 
 /** The origins the UI may be served from: every board, and the cluster address on the boards' ports. */
 export function clusterOrigins(cfg: Config): Set<string> {
@@ -100,3 +93,5 @@ export class AuthGuard {
     return p;
   }
 }
+
+export { cookieValue };

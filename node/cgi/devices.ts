@@ -21,7 +21,7 @@ export async function deviceCgi(cfg: Config, board: BoardConfig, devices: Device
 
 async function run(cfg: Config, board: BoardConfig, devices: DeviceManager, x: ExecRequest, path: string): Promise<object> {
   const t = deviceTarget(path, x.method, cfg.devices)!;
-  const priority = x.headers['x-ews-origin'] === 'schedule' ? 'scheduled' : 'control';
+  const priority = x.origin === 'schedule' ? 'scheduled' : 'control';
   const id = t.device.id;
   if (t.action === 'read') {
     const r = await devices.read(id, priority);

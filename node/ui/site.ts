@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
-export const TREES = 3;
+import { TREES } from '../../shared/content-levels.ts';
+
+export { TREES };
 export const SITE_BYTES_MAX = 4 * 1024 * 1024;
 
 export interface SiteFile { type: string; body: Buffer; etag: string }

@@ -1,9 +1,16 @@
 // A seeded, deterministic simulator of a whole EWS cluster over the pure cores
 // (TigerBeetle VOPR style): virtual time, a lossy network, partitions, crashes, and a dispatch
-// workload driven through the same least-connection rule the master uses.
+// workload. Everything that decides is the runtime's own: the cluster core, the master's
+// dispatch core, the UDP codec with its replay guard, and the dispatch-link frames with theirs.
 import { ClusterCore, type CoreConfig, type Ready } from '../../shared/election.ts';
-import type { Message } from '../../shared/protocol.ts';
-import { leastConnection } from '../../master/least-connection.ts';
+import { createCodec, type Codec, type Message } from '../../shared/protocol.ts';
+import { ReplayGuard } from '../../shared/replay-guard.ts';
+import { FrameCodec } from '../../shared/dispatch-frame.ts';
+import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
+import { parseConfig, type Config } from '../../shared/config.ts';
+import { DispatchCore, type Effect } from '../../master/dispatch-core.ts';
+
+const KEY = Buffer.alloc(32, 7);
 
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -62,7 +69,10 @@ export interface SimOptions {
   capacity: number;
 }
 
-interface Board { core: ClusterCore | undefined; incarnation: number; group: number; linkUp: boolean; tickAt: number; tickToken: number }
+interface Board {
+  core: ClusterCore | undefined; dispatch: DispatchCore<number> | undefined; incarnation: number; group: number; linkUp: boolean; tickAt: number; tickToken: number;
+  udpGuard: ReplayGuard; linkGuard: DispatchReplayGuard; counter: number;
+}
 
 export class ClusterSim {
   now = 0;
@@ -72,9 +82,13 @@ export class ClusterSim {
   readonly violations: string[] = [];
   /** term -> boards that have been master in it */
   readonly termHolders = new Map<number, Set<number>>();
-  private reqId = 0;
-  private lastPick: number[] = [];
   private loss: number;
+  private readonly udp: Codec;
+  private readonly frames = new FrameCodec(KEY, 1 << 16);
+  private readonly cfg: Config;
+  /** Dispatch frames a board refused (replay, stale master): counted, never executed. */
+  refusedFrames = 0;
+  answered = 0;
   private dup: number;
   dispatchedTotal = 0;
   /** heardAt[m][t]: when board m last received a packet from t */
@@ -83,9 +97,16 @@ export class ClusterSim {
   constructor(readonly opts: SimOptions, readonly rand: () => number) {
     this.loss = opts.loss;
     this.dup = opts.dup;
-    this.boards = Array.from({ length: opts.boards }, () => ({ core: undefined, incarnation: 0, group: 0, linkUp: true, tickAt: -1, tickToken: 0 }));
+    this.boards = Array.from({ length: opts.boards }, () => ({ core: undefined, dispatch: undefined, incarnation: 0, group: 0, linkUp: true, tickAt: -1, tickToken: 0, udpGuard: new ReplayGuard(opts.boards), linkGuard: new DispatchReplayGuard(4096), counter: 0 }));
     this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
-    this.lastPick = new Array<number>(opts.boards).fill(-1);
+    this.udp = createCodec({ key: KEY, cluster: 'sim', boards: opts.boards, packetBytesMax: 1400 });
+    this.cfg = parseConfig({
+      cluster: { name: 'sim', key: KEY.toString('hex'), broadcast: 'peers', ...opts.timing },
+      boards: Array.from({ length: opts.boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
+      limits: { maxInFlightPerBoard: opts.capacity, maxQueue: 64, requestTimeoutMs: 5000 },
+      classes: [{ name: 'control', priority: 0, deadlineMs: 3000, match: [{ pathPrefix: '/' }] }],
+      auth: { disabled: true },
+    });
   }
 
   private at(t: number, run: () => void): void {
@@ -96,13 +117,18 @@ export class ClusterSim {
     const b = this.boards[i]!;
     if (b.core) return;
     b.incarnation++;
+    b.counter = 0;
+    b.udpGuard = new ReplayGuard(this.opts.boards);
+    b.linkGuard = new DispatchReplayGuard(4096);
     b.core = new ClusterCore({ ...this.opts.timing, self: i, boards: this.opts.boards }, this.now);
+    b.dispatch = new DispatchCore<number>(this.cfg, i, b.core.table, this.rand);
     this.heardAt[i]!.fill(this.now);
     this.apply(i, b.core.start(this.now));
     this.scheduleTick(i);
   }
   crash(i: number): void {
     this.boards[i]!.core = undefined;
+    this.boards[i]!.dispatch = undefined;
   }
   setLink(i: number, up: boolean): void {
     this.boards[i]!.linkUp = up;
@@ -137,6 +163,7 @@ export class ClusterSim {
       if (b.core !== core || b.tickToken !== token) return;
       b.tickAt = -1;
       this.apply(i, core.tick(this.now));
+      if (core.role === 'master') this.runEffects(i, b.dispatch!.tick(this.now));
       this.scheduleTick(i);
     });
   }
@@ -152,49 +179,81 @@ export class ClusterSim {
   private transmit(from: number, to: number, msg: Message): void {
     if (!this.reachable(from, to)) return;
     if (this.rand() < this.loss) return;
+    const sender = this.boards[from]!;
+    const packet = this.udp.encode(msg, { epoch: sender.incarnation, counter: ++sender.counter });
     const copies = this.rand() < this.dup ? 2 : 1;
     for (let c = 0; c < copies; c++) {
       const t = this.now + Math.floor(this.rand() * (this.opts.delayMaxMs + 1));
       this.at(t, () => {
         if (!this.reachable(from, to)) return;
-        const core = this.boards[to]!.core!;
+        const target = this.boards[to]!;
+        const d = this.udp.decode(packet);
+        if (!d.ok) return void this.violations.push(`t=${this.now} a packet the codec made did not decode: ${d.reason}`);
+        if (!target.udpGuard.accept(d.msg.sender, d.env)) return; // a duplicate: the replay guard drops it
         this.heardAt[to]![from] = this.now;
-        this.apply(to, core.receive(msg, this.now));
+        this.apply(to, target.core!.receive(d.msg, this.now));
         this.scheduleTick(to);
       });
     }
   }
 
-  /** A client request arrives at whichever boards believe they are master. */
+  /** A client request arrives at whichever boards believe they are master: each one's dispatch core decides. */
   request(serviceMs: number): void {
     this.boards.forEach((b, m) => {
-      const core = b.core;
-      if (!core || core.role !== 'master') return;
-      const t = leastConnection(core.table, this.opts.capacity, this.lastPick[m]!);
-      if (t === undefined) return;
-      this.lastPick[m] = t;
+      if (!b.core || b.core.role !== 'master') return;
+      this.runEffects(m, b.dispatch!.submit(serviceMs, { cls: 0, bytes: 0, candidates: undefined, safe: true, page: false, client: 'sim', session: false }, this.now).effects);
+    });
+  }
+
+  private runEffects(m: number, effects: Effect<number>[]): void {
+    const b = this.boards[m]!;
+    const core = b.core!;
+    const dispatch = b.dispatch!;
+    const mInc = b.incarnation;
+    const sameMaster = () => b.incarnation === mInc && b.dispatch === dispatch;
+    for (const e of effects) {
+      if (e.kind === 'refuse') continue;
+      const t = e.board;
       // Invariant: traffic stops going to a board once it has been silent for Tthreshold (+ a heartbeat of slack).
       if (t !== m && this.now - this.heardAt[m]![t]! > this.opts.timing.tthresholdMs + this.opts.timing.heartbeatMs) {
-        this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms`);
+        this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms (its table heard it at ${core.table.lastHeard(t)}, runstate ${core.table.runstate(t)}, role ${core.role} term ${core.term})`);
       }
       if (core.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${core.table.runstate(t)} board ${t}`);
       this.dispatchedTotal++;
-      const id = ++this.reqId;
-      const mInc = b.incarnation;
-      this.apply(m, core.dispatched(t, this.now));
-      this.scheduleTick(m);
+      const frame = this.frames.request({ id: e.id, master: m, term: core.term, target: t, cls: 0, tree: e.tree, origin: 'client', method: 'GET', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(0) });
       const target = this.boards[t]!;
       const tInc = target.incarnation;
-      const delivered = t === m || this.reachable(m, t);
       const tCore = target.core!;
-      if (delivered) this.apply(t, tCore.accepted(id, this.now));
-      const done = this.now + serviceMs;
-      this.at(done, () => {
-        if (delivered && target.incarnation === tInc && target.core === tCore) this.apply(t, tCore.finished(id, this.now));
-        // The HTTP exchange ends (answer or connection error) at the master, if it is still the same process.
-        if (b.incarnation === mInc && b.core === core) this.apply(m, core.completed(t, this.now));
+      const delivered = t === m || this.reachable(m, t);
+      let executed = false;
+      if (delivered) {
+        const f = this.frames.decode(frame);
+        if (typeof f === 'string' || f.type !== 'request') {
+          this.violations.push(`t=${this.now} a frame the codec made did not decode`);
+        } else if (t !== m && (f.target !== t || !target.linkGuard.accept(f))) {
+          this.refusedFrames++;
+        } else {
+          executed = true;
+          tCore.accepted();
+        }
+      }
+      this.at(this.now + e.job.payload, () => {
+        const alive = target.incarnation === tInc && target.core === tCore;
+        if (executed && alive) tCore.finished();
+        if (!sameMaster()) return; // the master that sent it is gone: nobody waits for the answer
+        // The answer comes back over the same connection, or the connection's loss is the failure.
+        if (executed && alive && (t === m || this.reachable(m, t))) {
+          this.answered++;
+          this.heardAt[m]![t] = this.now; // an answer is word from the board too
+          this.apply(m, core.observeLoad(t, tCore.load, this.now));
+          this.runEffects(m, dispatch.finished(e.job, 0, this.now));
+        } else {
+          this.runEffects(m, dispatch.failed(e.job, delivered, this.now));
+        }
+        this.scheduleTick(m);
       });
-    });
+    }
+    this.observe();
   }
 
   private observe(): void {
@@ -203,6 +262,7 @@ export class ClusterSim {
       if (!c) return;
       try {
         c.table.check();
+        b.dispatch?.check();
       } catch (e) {
         this.violations.push(`t=${this.now} board ${i}: ${(e as Error).message}`);
       }

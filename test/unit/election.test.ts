@@ -34,7 +34,7 @@ test('board 0 starts as master and broadcasts at once; others JOIN', () => {
   assert.equal(n.role, 'joining');
 });
 
-test('master: heartbeat every heartbeatMs; changes broadcast at once but coalesced by stateMinGapMs', () => {
+test('master: heartbeat every heartbeatMs; membership changes at once but coalesced by stateMinGapMs; dispatch load only on the heartbeat', () => {
   const m = new ClusterCore(cfg(0), 0);
   m.start(0);
   assert.equal(states(m.receive({ type: 'JOIN', sender: 1, term: 0, body: {} }, 0)).length, 0, 'within the gap of the boot STATE');
@@ -42,10 +42,12 @@ test('master: heartbeat every heartbeatMs; changes broadcast at once but coalesc
   assert.equal(states(m.tick(10)).length, 1, 'the coalesced change');
   assert.equal(states(m.tick(50)).length, 0, 'nothing due');
   assert.equal(states(m.tick(110)).length, 1, 'heartbeat');
-  assert.equal(states(m.dispatched(1, 120)).length, 1, 'change after the gap: at once');
-  assert.equal(states(m.dispatched(1, 125)).length, 0, 'within the gap: coalesced');
-  assert.equal(m.nextWakeMs(), 130);
-  const r = m.tick(130);
+  m.table.dispatched(1);
+  m.table.dispatched(1);
+  assert.equal(states(m.observeLoad(1, 2, 120)).length, 0, 'a load carried on an answer: no STATE of its own');
+  assert.equal(states(m.receive(report(1, 2), 125)).length, 0, 'nor a REPORT');
+  assert.equal(m.nextWakeMs(), 210, 'next heartbeat');
+  const r = m.tick(210);
   assert.equal(states(r).length, 1);
   assert.deepEqual((r.send[0]!.msg.body as { linknum: number[] }).linknum, [0, 2, 0]);
 });
@@ -55,18 +57,20 @@ test('linknum: own dispatches exact, drift corrected from REPORTs, JOIN resets t
   m.start(0);
   m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 1);
   m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 1);
-  m.dispatched(1, 10);
-  m.dispatched(1, 10);
+  m.table.dispatched(1);
+  m.table.dispatched(1);
   assert.equal(m.table.linknum(1), 2);
   m.receive(report(2, 4), 20); // board 2 busy with work from an earlier master
   assert.equal(m.table.linknum(2), 4);
-  m.completed(1, 30);
+  m.observeLoad(2, 3, 25); // the load carried on an answer
+  assert.equal(m.table.linknum(2), 3);
+  m.table.completed(1);
   assert.equal(m.table.linknum(1), 1);
   m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 40);
   assert.deepEqual([m.table.runstate(2), m.table.linknum(2)], [1, 0]);
-  m.completed(1, 50);
+  m.table.completed(1);
   assert.equal(m.table.linknum(1), 0);
-  assert.throws(() => m.completed(1, 60), /invariant/);
+  assert.throws(() => m.table.completed(1), /invariant/);
 });
 
 test('a board silent for Tthreshold becomes -1; only a JOIN brings it back', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdempotencyStore, idemWire, parseIdem, requestHash, type IdemRecord } from '../../node/idempotency-store.ts';
+import { IdempotencyStore, idemWire, parseIdem, requestHash, type IdemRecord } from '../../shared/idempotency-store.ts';
 
 const rec = (key: string, state: 'pending' | 'done', extra: Partial<IdemRecord> = {}): IdemRecord => ({ key, hash: 'h1', state, board: 1, status: 200, body: '{"ok":true}', atMs: 0, ...extra });
 

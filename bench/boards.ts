@@ -1,0 +1,263 @@
+// npm run bench:boards — paper 001 Fig. 5 on board-like CPUs: does a cluster of boards serve more
+// than one? Every board process runs in its own cgroup with a CPU quota (a fraction of one core);
+// 1, 2 and 3 boards at 20 %, single boards at 25 % and 12 %, and the paper's mixed set (two at
+// 25 % and one at 12 %, "UP-ARM3000 ×2 + XSBase255"). Two CGIs: one that waits on I/O
+// (/cgi-bin/echo?ms=20) and one that burns CPU (/cgi-bin/burn?ms=2). HAProxy (leastconn, maxconn
+// C) in front of the same number of plain servers with the same service model runs in the same
+// run, HAProxy in board 1's cgroup. Then, unconstrained, one same-run wrk comparison: the 3-board
+// master against HAProxy + 3 plain servers, one board against a plain Node server.
+// Writes bench/results/boards.{md,json,svg}.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { cgroupsAvailable, cpuGroup, type CpuGroup } from './cgroup.ts';
+import { writeResults } from './dispatch.ts';
+import { lineChart } from './svg.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BUNDLE = join(ROOT, 'dist/ews.js');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const CONNS = Number(process.env.BENCH_CONNS ?? 64);
+const C = 16;
+const WORKLOADS = { io: '/cgi-bin/echo?ms=20', cpu: '/cgi-bin/burn?ms=2' } as const;
+type Workload = keyof typeof WORKLOADS;
+
+interface Target { url: string; groups: CpuGroup[]; pids: number[]; stop(): Promise<void> }
+interface Wrk { rps: number; p50Ms: number; p99Ms: number; errors: number; requests: number }
+
+async function stopAll(procs: ChildProcess[]): Promise<void> {
+  await Promise.all(procs.map((p) => new Promise<void>((r) => {
+    if (p.exitCode !== null || p.signalCode !== null) return r();
+    p.once('exit', () => r());
+    p.kill('SIGTERM');
+    setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+  })));
+}
+
+const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares.map((s, i) => cpuGroup(`${tag}-${i + 1}`, s));
+
+/** An ews cluster; `shares` undefined = unconstrained. Board 1 is the master and the entry. */
+async function ews(n: number, shares: readonly number[] | undefined): Promise<Target> {
+  const ports = await freePorts(2 * n);
+  const cfg = {
+    cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200 },
+    boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
+    limits: { maxInFlightPerBoard: C, maxConnections: 4096, maxQueue: 4096 },
+    auth: { disabled: true },
+    benchmarkHandlers: true,
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'ews-boards-')), 'c.json');
+  writeFileSync(file, JSON.stringify(cfg));
+  const groups = shares ? groupsFor(`ews${n}`, shares) : [];
+  const procs = cfg.boards.map((b, i) => {
+    const p = spawn(process.execPath, [...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+    groups[i]?.add(p.pid!);
+    return p;
+  });
+  const url = `http://127.0.0.1:${cfg.boards[0]!.httpPort}`;
+  await waitFor('ews boards', async () => {
+    const v = (await (await fetch(`${url}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+    return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
+  }, 30_000, 100);
+  return { url, groups, pids: procs.map((p) => p.pid!), stop: async () => { await stopAll(procs); for (const g of groups) g.remove(); } };
+}
+
+/** HAProxy (leastconn, maxconn C) in front of n plain servers; HAProxy shares board 1's group. */
+async function haproxy(n: number, shares: readonly number[] | undefined): Promise<Target> {
+  const [front, ...backs] = await freePorts(1 + n);
+  const groups = shares ? groupsFor(`hap${n}`, shares) : [];
+  const procs = backs.map((p, i) => {
+    const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(p)], { stdio: 'ignore' });
+    groups[i]?.add(c.pid!);
+    return c;
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'ews-haproxy-'));
+  writeFileSync(join(dir, 'haproxy.cfg'), `global
+  maxconn 8192
+  nbthread 1
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+  timeout queue 10s
+  http-reuse always
+frontend fe
+  bind 127.0.0.1:${front}
+  default_backend be
+backend be
+  balance leastconn
+${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n')}
+`);
+  const hp = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+  groups[0]?.add(hp.pid!);
+  procs.push(hp);
+  const url = `http://127.0.0.1:${front}`;
+  await waitFor('haproxy up', async () => (await fetch(`${url}/cgi-bin/echo?ms=1`)).ok, 20_000, 50);
+  return { url, groups, pids: procs.map((p) => p.pid!), stop: async () => { await stopAll(procs); for (const g of groups) g.remove(); } };
+}
+
+/** A plain Node HTTP server answering what a board's echo answers. */
+async function plain(): Promise<Target> {
+  const [port] = await freePorts(1);
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(port)], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('plain server', async () => (await fetch(`${url}/cgi-bin/echo?ms=0`)).ok, 10_000, 50);
+  return { url, groups: [], pids: [p.pid!], stop: () => stopAll([p]) };
+}
+
+function wrk(url: string, seconds: number, conns: number): Promise<Wrk> {
+  return new Promise((resolveRun, reject) => {
+    const p = spawn('wrk', ['-t', '2', '-c', String(conns), '-d', `${seconds}s`, '--latency', '--timeout', '10s', url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => (out += c));
+    p.on('error', reject);
+    p.on('exit', () => {
+      const ms = (s: string | undefined): number => {
+        const m = /([\d.]+)(us|ms|s)/.exec(s ?? '');
+        if (!m) return NaN;
+        const v = Number(m[1]);
+        return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+      };
+      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
+      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+      const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+      const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
+      resolveRun({
+        rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN) * (requests > 0 ? (requests - non2xx) / requests : 1)),
+        p50Ms: +ms(/\s50%\s+(\S+)/.exec(out)?.[1]).toFixed(2),
+        p99Ms: +ms(/\s99%\s+(\S+)/.exec(out)?.[1]).toFixed(2),
+        errors,
+        requests,
+      });
+    });
+  });
+}
+
+const cpuOf = (pid: number): number => {
+  // utime + stime in clock ticks (100 Hz) → µs.
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+};
+
+interface Row { system: 'ews' | 'haproxy'; set: string; workload: Workload; boards: number; shares: readonly number[]; rps: number; p50Ms: number; p99Ms: number; errors: number; cpuPctPerBoard: number[]; entryCpuUsPerRequest: number; proxyCpuUsPerRequest?: number }
+
+async function measure(system: Row['system'], set: string, shares: readonly number[], workload: Workload): Promise<Row> {
+  const t = system === 'ews' ? await ews(shares.length, shares) : await haproxy(shares.length, shares);
+  try {
+    await wrk(t.url + WORKLOADS[workload], 1, CONNS); // warm-up (JIT, keep-alive pools)
+    const before = t.groups.map((g) => g.usageUs());
+    const hpBefore = system === 'haproxy' ? cpuOf(t.pids.at(-1)!) : 0;
+    const r = await wrk(t.url + WORKLOADS[workload], SECONDS, CONNS);
+    const used = t.groups.map((g, i) => g.usageUs() - before[i]!);
+    const total = r.rps * SECONDS;
+    const row: Row = {
+      system, set, workload, boards: shares.length, shares, rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, errors: r.errors,
+      cpuPctPerBoard: used.map((u) => +((100 * u) / (SECONDS * 1e6)).toFixed(1)),
+      entryCpuUsPerRequest: Math.round(used[0]! / Math.max(1, total)),
+    };
+    if (system === 'haproxy') row.proxyCpuUsPerRequest = Math.round((cpuOf(t.pids.at(-1)!) - hpBefore) / Math.max(1, total));
+    process.stdout.write(`${system.padEnd(8)} ${set.padEnd(10)} ${workload.padEnd(4)} ${String(r.rps).padStart(6)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms} err ${r.errors} cpu% ${row.cpuPctPerBoard.join('/')}\n`);
+    return row;
+  } finally {
+    await t.stop();
+  }
+}
+
+async function unconstrained(): Promise<Record<string, Wrk>> {
+  const out: Record<string, Wrk> = {};
+  const path = '/cgi-bin/echo?ms=0';
+  for (const [name, make] of [['plain', () => plain()], ['ews1', () => ews(1, undefined)], ['ews3', () => ews(3, undefined)], ['haproxy3', () => haproxy(3, undefined)]] as const) {
+    const t = await make();
+    try {
+      await wrk(t.url + path, 1, CONNS);
+      out[name] = await wrk(t.url + path, SECONDS, CONNS);
+      process.stdout.write(`unconstrained ${name.padEnd(9)} ${out[name]!.rps} req/s p50 ${out[name]!.p50Ms} p99 ${out[name]!.p99Ms}\n`);
+    } finally {
+      await t.stop();
+    }
+  }
+  return out;
+}
+
+if (!cgroupsAvailable()) {
+  process.stderr.write('bench:boards needs the cgroup v1 cpu and cpuacct controllers at /sys/fs/cgroup (as root)\n');
+  process.exit(2);
+}
+
+const SETS: Record<string, readonly number[]> = {
+  '1×20%': [0.2], '2×20%': [0.2, 0.2], '3×20%': [0.2, 0.2, 0.2],
+  '1×25%': [0.25], '1×12%': [0.12], 'mixed': [0.25, 0.25, 0.12],
+};
+// BENCH_ONLY=ews,io,1×20%,3×20% (a quick look at a few points; the full run writes the results)
+const only = process.env.BENCH_ONLY?.split(',');
+const rows: Row[] = [];
+for (const workload of Object.keys(WORKLOADS) as Workload[]) {
+  if (only && !only.includes(workload)) continue;
+  for (const [set, shares] of Object.entries(SETS)) {
+    if (only && !only.includes(set)) continue;
+    if (only) {
+      for (const system of ['ews', 'haproxy'] as const) if (only.includes(system)) await measure(system, set, shares, workload);
+      continue;
+    }
+    // Side by side: the same set on both systems, one after the other.
+    rows.push(await measure('ews', set, shares, workload));
+    rows.push(await measure('haproxy', set, shares, workload));
+  }
+}
+if (only) process.exit(0);
+const free = await unconstrained();
+
+const get = (system: string, set: string, w: Workload) => rows.find((r) => r.system === system && r.set === set && r.workload === w)!;
+const scale: Record<string, Record<string, number>> = {};
+for (const system of ['ews', 'haproxy']) {
+  for (const w of Object.keys(WORKLOADS) as Workload[]) {
+    const one = get(system, '1×20%', w).rps;
+    const mixedSum = 2 * get(system, '1×25%', w).rps + get(system, '1×12%', w).rps;
+    scale[`${system} ${w}`] = {
+      twoVsOne: +(get(system, '2×20%', w).rps / one).toFixed(2),
+      threeVsOne: +(get(system, '3×20%', w).rps / one).toFixed(2),
+      mixedVsSumOfSingles: +(get(system, 'mixed', w).rps / mixedSum).toFixed(2),
+    };
+  }
+}
+const vsHaproxy = Object.fromEntries((Object.keys(WORKLOADS) as Workload[]).map((w) => [w, +(get('ews', '3×20%', w).rps / get('haproxy', '3×20%', w).rps).toFixed(2)]));
+const freeRatios = { ews3MasterVsHaproxy3: +(free.ews3!.rps / free.haproxy3!.rps).toFixed(2), ews1VsPlainNode: +(free.ews1!.rps / free.plain!.rps).toFixed(2) };
+const data = {
+  what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after 1 s warm-up; boards in cgroup v1 CPU quotas; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
+  node: process.version, boardNodeFlags: BOARD_NODE_FLAGS, at: new Date().toISOString(), rows, scale, ews3VsHaproxy3: vsHaproxy, unconstrained: free, unconstrainedRatios: freeRatios,
+};
+
+const table = rows.map((r) => `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`).join('\n');
+const md = `# Boards: does a cluster serve more than one board? (paper 001 Fig. 5)
+
+${data.what}. Run ${data.at}, ${data.node}.
+
+Paper 001 (Fig. 5): with the same load, three boards answer more requests than one; the mixed
+cluster (two UP-ARM3000 + one XSBase255) sits between.
+
+| system | CGI | boards | req/s | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request |
+|---|---|---|---|---|---|---|---|---|
+${table}
+
+Scale (req/s against one board at 20 %): ${Object.entries(scale).map(([k, v]) => `**${k}**: 2 boards ${v.twoVsOne}×, 3 boards ${v.threeVsOne}×, mixed ${v.mixedVsSumOfSingles}× of the sum of its single boards`).join('; ')}.
+
+ews 3×20 % against HAProxy + 3 plain servers on the same quotas: I/O ${vsHaproxy.io}×, CPU ${vsHaproxy.cpu}×.
+
+Unconstrained (2 cores shared with wrk), echo?ms=0, same run: plain Node ${free.plain!.rps} req/s, one ews board
+${free.ews1!.rps} (${freeRatios.ews1VsPlainNode}×); HAProxy + 3 plain servers ${free.haproxy3!.rps}, 3-board ews master
+${free.ews3!.rps} (${freeRatios.ews3MasterVsHaproxy3}×).
+
+![throughput against board count](boards.svg)
+`;
+writeResults('boards', data, md);
+const colors = { ews: '#0b63c5', haproxy: '#e8710a' } as const;
+writeFileSync(join(ROOT, 'bench/results/boards.svg'), lineChart('Throughput against boards at 20 % of a core (Fig. 5)', 'boards', 'req/s', (['ews', 'haproxy'] as const).flatMap((s) => (Object.keys(WORKLOADS) as Workload[]).map((w) => ({
+  name: `${s} ${w}`, color: colors[s], dash: w === 'cpu',
+  points: (['1×20%', '2×20%', '3×20%'] as const).map((set, i) => [i + 1, get(s, set, w).rps] as [number, number]),
+})))));
+process.stdout.write(md);

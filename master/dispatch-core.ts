@@ -1,0 +1,363 @@
+// The master's dispatch core: every decision between a client request arriving and its answer
+// going out, as a pure, clock-driven state machine (etcd raft style: events and time in, effects
+// out). Admission (000), the class queues and their scheduler (001/002/004), per-class quotas
+// (003), the least-connected board, the content level (000/002), the deadline prediction, the
+// retry decision and the completion accounting all live here. No sockets, no timers, no Date:
+// the adapter (node/http/intake.ts) carries requests and answers, and calls `tick` and `period`.
+import type { Config } from '../shared/config.ts';
+import type { ErrorCode } from '../shared/errors.ts';
+import { TREES } from '../shared/content-levels.ts';
+import type { StateTable } from '../shared/state-table.ts';
+import { leastConnection, type BoardLoadView } from './least-connection.ts';
+import type { Outcome, QueueItem, Scheduler } from './scheduler.ts';
+import { schedulerFor } from './scheduler-factory.ts';
+import { AdmissionController } from './qos/admission.ts';
+import { LoadMonitor, treeFor, UtilizationController } from './qos/adaptation.ts';
+import { QuotaController } from './qos/quota.ts';
+
+/** What the adapter knows about a request when it arrives. */
+export interface JobInfo {
+  readonly cls: number;
+  readonly bytes: number;
+  /** Boards allowed to serve it (a device's attach list); undefined = any running board. */
+  readonly candidates: readonly number[] | undefined;
+  /** GET/HEAD/OPTIONS: may be retried on another board even after it was delivered. */
+  readonly safe: boolean;
+  /** A page (content adaptation applies); device control and APIs never adapt. */
+  readonly page: boolean;
+  /** The client's address (content adaptation picks a tree by client hash). */
+  readonly client: string;
+  /** A verified session: admission control lets it through (paper 000's transactional rule). */
+  readonly session: boolean;
+}
+
+export type JobState = 'reserved' | 'queued' | 'running' | 'done';
+
+/** One request inside the core. `payload` is the adapter's (the HTTP exchange); the core never reads it. */
+export interface Job<P> extends QueueItem, JobInfo {
+  readonly payload: P;
+  state: JobState;
+  attempts: number;
+  /** Boards that failed it already (never tried again). */
+  readonly tried: Set<number>;
+  board: number;
+  id: number;
+  tree: number;
+  dispatchedMs: number;
+  reservedAt: number;
+}
+
+export type Effect<P> =
+  | { readonly kind: 'dispatch'; readonly job: Job<P>; readonly board: number; readonly id: number; readonly tree: number }
+  | { readonly kind: 'refuse'; readonly job: Job<P>; readonly code: ErrorCode; readonly message: string | undefined; readonly retryAfterS: number };
+
+export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
+export type OutcomeName = (typeof OUTCOMES)[number];
+
+/** Queue entries a scheduler looks at per class before giving up on that class. */
+const SCAN_MAX = 16;
+/** Weight of the newest sample in the per-class service-time average. */
+const SERVICE_EWMA = 0.2;
+
+export class DispatchCore<P> {
+  readonly scheduler: Scheduler<Job<P>>;
+  private readonly reserve: Job<P>[][];
+  private readonly admission: AdmissionController | undefined;
+  private readonly adapt: { monitor: LoadMonitor; ctl: UtilizationController; U: number } | undefined;
+  private readonly quota: QuotaController | undefined;
+  /** In flight per class (quota control). */
+  readonly inflight: number[];
+  /** Recent service time per class (dispatch to answer): predicts whether a queued job can still make its deadline. */
+  readonly serviceMs: number[];
+  private readonly respSum: number[];
+  private readonly respCount: number[];
+  /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
+  private readonly running = new Map<number, Job<P>>();
+  private readonly counts: Record<OutcomeName, number[]>;
+  private nextId = 1;
+  private lastPick = -1;
+  private periodN = 0;
+  private readonly all: readonly number[];
+
+  /** The table as dispatch sees it at `viewNow`: a board silent for Tthreshold is down even before the cluster core's next tick says so. */
+  private viewNow = 0;
+  private readonly view: BoardLoadView;
+
+  constructor(
+    private readonly cfg: Config,
+    /** This board (the master): it hears itself without packets. */
+    private readonly self: number,
+    /** The cluster core's state table: runstate and reported load are its; dispatch counts are ours. */
+    private readonly table: StateTable,
+    rand: () => number,
+  ) {
+    const silentMs = cfg.cluster.tthresholdMs;
+    this.view = {
+      n: table.n,
+      linknum: (i) => table.linknum(i),
+      runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)),
+    };
+    const q = cfg.qos;
+    this.scheduler = schedulerFor<Job<P>>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
+    this.reserve = cfg.classes.map(() => []);
+    this.inflight = cfg.classes.map(() => 0);
+    this.serviceMs = cfg.classes.map(() => 0);
+    this.respSum = cfg.classes.map(() => 0);
+    this.respCount = cfg.classes.map(() => 0);
+    this.counts = Object.fromEntries(OUTCOMES.map((o) => [o, cfg.classes.map(() => 0)])) as Record<OutcomeName, number[]>;
+    this.all = cfg.boards.map((b) => b.index);
+    if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
+    if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
+    if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.maxInFlightPerBoard, q.quota.gain);
+  }
+
+  /** Whether `period` must be called every qos.periodMs. */
+  get periodic(): boolean {
+    return !!(this.admission || this.adapt || this.quota || this.scheduler.periodic);
+  }
+
+  count(outcome: OutcomeName, cls: number): number {
+    return this.counts[outcome][cls]!;
+  }
+
+  /** A client request arrives. The effects include its own dispatch or refusal when immediate. */
+  submit(payload: P, info: JobInfo, nowMs: number): { job: Job<P>; effects: Effect<P>[] } {
+    const job: Job<P> = { ...info, payload, enqueuedMs: nowMs, state: 'queued', attempts: 0, tried: new Set(), board: -1, id: 0, tree: TREES, dispatchedMs: 0, reservedAt: 0 };
+    return { job, effects: this.admit(job, nowMs) };
+  }
+
+  private admit(job: Job<P>, nowMs: number): Effect<P>[] {
+    const out: Effect<P>[] = [];
+    // Admission control (paper 000): verified sessions always pass; others pass with probability p
+    // up to target_in; the rest wait in the reserve queue for the next period.
+    if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {
+      const held = this.reserve.reduce((n, r) => n + r.length, 0);
+      if (held >= this.cfg.qos.admission!.reserveMax) return this.refuse(out, job, 'shed', 'QUEUE_FULL', 'the reserve queue is full', 1, nowMs);
+      job.state = 'reserved';
+      job.reservedAt = this.periodN;
+      this.reserve[job.cls]!.push(job);
+      return out;
+    }
+    const r = this.scheduler.enqueue(job);
+    if (r !== 'ok') return this.refuse(out, job, 'shed', 'QUEUE_FULL', r === 'class-full' ? `queue for class ${this.cfg.classes[job.cls]!.name} is full` : 'queued bytes at the limit', 1, nowMs);
+    return this.pumpInto(out, nowMs);
+  }
+
+  /** The board's answer is complete (relayed to the client, or the client left meanwhile). */
+  finished(job: Job<P>, answerBytes: number, nowMs: number): Effect<P>[] {
+    if (job.state !== 'running') return [];
+    this.release(job);
+    const responseMs = nowMs - job.enqueuedMs;
+    const served = nowMs - job.dispatchedMs;
+    const s = this.serviceMs[job.cls]!;
+    this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
+    this.respSum[job.cls]! += responseMs;
+    this.respCount[job.cls]!++;
+    this.adapt?.monitor.record(answerBytes);
+    this.counts.served[job.cls]!++;
+    this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.tree, levels: TREES, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
+    return this.pumpInto([], nowMs);
+  }
+
+  /**
+   * The dispatch failed before an answer began. `delivered`: the board may have started it. A
+   * safe request, or one that never left, goes to another candidate while attempts remain.
+   */
+  failed(job: Job<P>, delivered: boolean, nowMs: number): Effect<P>[] {
+    if (job.state !== 'running') return [];
+    const board = job.board;
+    this.release(job);
+    const out: Effect<P>[] = [];
+    const pool = job.candidates ?? this.all;
+    const retry = job.attempts < this.cfg.limits.maxDispatchAttempts && job.tried.size + 1 < pool.length && (job.safe || !delivered);
+    job.tried.add(board);
+    if (retry) {
+      job.state = 'queued';
+      if (this.scheduler.enqueue(job) === 'ok') return this.pumpInto(out, nowMs);
+    }
+    this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering`, 1, nowMs);
+    return this.pumpInto(out, nowMs);
+  }
+
+  /** The client went away. Queued: it leaves. Running: the slot stays taken until the board answers. */
+  cancel(job: Job<P>): boolean {
+    if (job.state === 'queued' && this.scheduler.remove(job)) return this.gone(job);
+    if (job.state === 'reserved') {
+      const r = this.reserve[job.cls]!;
+      const i = r.indexOf(job);
+      if (i >= 0) r.splice(i, 1);
+      return this.gone(job);
+    }
+    return false;
+  }
+
+  /** Time passes: queued jobs past their deadline and dispatches past the request timeout end. */
+  tick(nowMs: number): Effect<P>[] {
+    const out: Effect<P>[] = [];
+    for (const job of this.scheduler.expire(nowMs)) {
+      job.state = 'done';
+      this.counts.expired[job.cls]!++;
+      this.scheduler.completed(job, this.dropped(nowMs - job.enqueuedMs), nowMs);
+      out.push({ kind: 'refuse', job, code: 'QUEUE_TIMEOUT', message: undefined, retryAfterS: 1 });
+    }
+    const limit = this.cfg.limits.requestTimeoutMs;
+    for (const job of this.running.values()) {
+      if (nowMs - job.dispatchedMs < limit) break; // insertion order = dispatch order
+      const board = job.board;
+      this.release(job);
+      this.counts.timeout[job.cls]!++;
+      job.state = 'done';
+      this.scheduler.completed(job, this.dropped(nowMs - job.enqueuedMs), nowMs);
+      out.push({ kind: 'refuse', job, code: 'DISPATCH_TIMEOUT', message: `board ${this.cfg.boards[board]!.id} did not answer in ${limit} ms`, retryAfterS: 1 });
+    }
+    return this.pumpInto(out, nowMs);
+  }
+
+  /** One control period of every QoS loop (every qos.periodMs). */
+  period(nowMs: number): Effect<P>[] {
+    this.periodN++;
+    const out: Effect<P>[] = [];
+    const { cfg } = this;
+    if (this.admission) {
+      const topUp = this.admission.period(cfg.classes.map((_, i) => this.scheduler.size(i)));
+      this.reserve.forEach((r, cls) => {
+        // Reserved requests go before new ones, oldest first; then the stale are refused.
+        let n = 0;
+        while (n < topUp[cls]! && r.length > 0) {
+          const job = r[0]!;
+          job.state = 'queued';
+          if (this.scheduler.enqueue(job) !== 'ok') {
+            job.state = 'reserved';
+            break;
+          }
+          r.shift();
+          n++;
+        }
+        this.admission!.admittedFromReserve(cls, n);
+        const after = cfg.qos.admission!.refuseAfterPeriods;
+        while (r.length > 0 && this.periodN - r[0]!.reservedAt >= after) this.refuse(out, r.shift()!, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
+      });
+    }
+    if (this.adapt) {
+      const a = cfg.qos.adaptation!;
+      this.adapt.U = this.adapt.monitor.take(cfg.qos.periodMs, a.a, a.b).U;
+      this.adapt.ctl.step(this.adapt.U);
+    }
+    if (this.quota) {
+      this.quota.period(this.respCount.map((n, i) => (n > 0 ? this.respSum[i]! / n : undefined)));
+      this.respSum.fill(0);
+      this.respCount.fill(0);
+    }
+    this.scheduler.tick(nowMs);
+    return this.pumpInto(out, nowMs);
+  }
+
+  /** Dispatch while there is work and a board with room for it. */
+  pump(nowMs: number): Effect<P>[] {
+    return this.pumpInto([], nowMs);
+  }
+
+  /** Step-down: everything still waiting, in arrival order per class (handed to the new master). */
+  drain(): Job<P>[] {
+    const reserved = this.reserve.flatMap((r) => r.splice(0));
+    const all = [...this.scheduler.drain(), ...reserved];
+    for (const j of all) j.state = 'done';
+    return all;
+  }
+
+  queued(cls?: number): number {
+    return this.scheduler.size(cls);
+  }
+
+  /** Every controller's state, for /metrics, /api/stats and the UI. */
+  qosState(): Record<string, unknown> {
+    return {
+      scheduler: this.cfg.qos.scheduler, ...this.scheduler.state(),
+      ...(this.admission ? { admission: this.admission.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) })), reserve: this.reserve.map((r) => r.length) } : {}),
+      ...(this.adapt ? { G: +this.adapt.ctl.G.toFixed(3), U: +this.adapt.U.toFixed(3) } : {}),
+      ...(this.quota ? { quotas: [...this.quota.quotas] } : {}),
+      inflight: [...this.inflight],
+    };
+  }
+
+  /** Invariants (tests and the simulator call this). */
+  check(): void {
+    let running = 0;
+    for (const n of this.inflight) {
+      if (n < 0) throw new Error('invariant: negative in-flight count');
+      running += n;
+    }
+    if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
+  }
+
+  // ---- internals ----
+
+  private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
+    const cap = this.cfg.limits.maxInFlightPerBoard;
+    this.viewNow = nowMs;
+    for (;;) {
+      let chosen = -1;
+      const job = this.scheduler.take(nowMs, (j) => {
+        if (this.quota && !this.quota.canRun(j.cls, this.inflight[j.cls]!)) return false;
+        const b = leastConnection(this.view, cap, this.lastPick, j.tried.size > 0 || j.candidates ? this.candidates(j) : undefined);
+        if (b === undefined) return false;
+        chosen = b;
+        return true;
+      });
+      if (!job) return out;
+      // It would finish after its class deadline (waited + recent service time): answer now
+      // rather than spend a board on an answer its client will not wait for.
+      if (nowMs - job.enqueuedMs + this.serviceMs[job.cls]! > this.cfg.classes[job.cls]!.deadlineMs) {
+        this.refuse(out, job, 'expired', 'QUEUE_TIMEOUT', 'it could not be served within its deadline', 1, nowMs);
+        continue;
+      }
+      // The content level: pages adapt to load by client; device control never does.
+      const tree = this.adapt && job.page ? treeFor(this.adapt.ctl.G, job.client, TREES) : TREES;
+      if (tree === 0) {
+        this.refuse(out, job, 'shed', 'OVERLOADED', undefined, 2, nowMs);
+        continue;
+      }
+      this.lastPick = chosen;
+      job.state = 'running';
+      job.board = chosen;
+      job.tree = tree;
+      job.attempts++;
+      job.dispatchedMs = nowMs;
+      job.id = this.nextId;
+      this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
+      this.inflight[job.cls]!++;
+      this.table.dispatched(chosen);
+      this.running.set(job.id, job);
+      out.push({ kind: 'dispatch', job, board: chosen, id: job.id, tree });
+    }
+  }
+
+  private release(job: Job<P>): void {
+    job.state = 'done';
+    this.inflight[job.cls]!--;
+    this.table.completed(job.board);
+    this.running.delete(job.id);
+  }
+
+  private refuse(out: Effect<P>[], job: Job<P>, outcome: OutcomeName, code: ErrorCode, message: string | undefined, retryAfterS: number, nowMs: number): Effect<P>[] {
+    job.state = 'done';
+    this.counts[outcome][job.cls]!++;
+    this.scheduler.completed(job, this.dropped(0), nowMs);
+    out.push({ kind: 'refuse', job, code, message, retryAfterS });
+    return out;
+  }
+
+  private gone(job: Job<P>): true {
+    job.state = 'done';
+    this.counts.gone[job.cls]!++;
+    return true;
+  }
+
+  private dropped(responseMs: number): Outcome {
+    return { responseMs, level: 0, levels: TREES, deadlineMet: false };
+  }
+
+  private candidates(job: Job<P>): number[] {
+    return (job.candidates ?? this.all).filter((i) => !job.tried.has(i));
+  }
+}

@@ -1,0 +1,49 @@
+// Where a handler writes its answer: a client's ServerResponse, or, for a request that came over
+// the dispatch link, a captured answer that becomes one ANSWER frame. Handlers see only this.
+import type { Answer, HeaderValue } from '../../shared/http-io.ts';
+
+/** An answer held in memory until `end`, then handed over whole (status, headers, body). */
+export class CapturedAnswer implements Answer {
+  headersSent = false;
+  destroyed = false;
+  writableFinished = false;
+  private status = 200;
+  private readonly headers = new Map<string, HeaderValue>();
+
+  constructor(private readonly done: (status: number, headers: string[], body: Buffer) => void) {}
+
+  setHeader(name: string, value: HeaderValue): this {
+    this.headers.set(name.toLowerCase(), value);
+    return this;
+  }
+  getHeader(name: string): HeaderValue | undefined {
+    return this.headers.get(name.toLowerCase());
+  }
+  writeHead(status: number, headers?: Record<string, HeaderValue>): this {
+    this.status = status;
+    if (headers) for (const k in headers) this.headers.set(k.toLowerCase(), headers[k]!);
+    this.headersSent = true;
+    return this;
+  }
+  end(body?: string | Buffer): this {
+    if (this.writableFinished || this.destroyed) return this;
+    this.headersSent = true;
+    this.writableFinished = true;
+    const flat: string[] = [];
+    for (const [k, v] of this.headers) {
+      if (Array.isArray(v)) for (const x of v) flat.push(k, String(x));
+      else flat.push(k, String(v));
+    }
+    this.done(this.status, flat, body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body);
+    return this;
+  }
+  /** The handler gave up mid-answer: the master sees a failed board (502). */
+  destroy(): this {
+    if (this.writableFinished || this.destroyed) return this;
+    this.destroyed = true;
+    this.done(0, [], EMPTY);
+    return this;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,233 @@
+// The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts):
+// classify, hand the request to the core, carry out its effects (run here, send over the
+// dispatch link, or refuse), and feed back how each ended. No decisions are made in this file.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { sendError } from '../../shared/http-io.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { ClusterCore, Ready } from '../../shared/election.ts';
+import type { Origin } from '../../shared/dispatch-frame.ts';
+import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempotency-store.ts';
+import { createClassifier, type Classifier } from '../../master/classify.ts';
+import { deviceTarget } from '../../master/device-route.ts';
+import { DispatchCore, OUTCOMES, type Effect, type Job } from '../../master/dispatch-core.ts';
+import type { DispatchClient } from './dispatch-link.ts';
+
+/** The HTTP exchange a job carries. */
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly body: Buffer;
+  readonly method: string;
+  readonly url: string;
+  readonly origin: Origin;
+  readonly clsName: string;
+}
+
+export interface LocalRun { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer; cls: string; tree: number; origin: Origin; res: ServerResponse }
+
+export interface IntakeDeps {
+  cfg: Config;
+  self: number;
+  clock: Clock;
+  core: ClusterCore;
+  /** Send a cluster-core decision batch out (the cluster link). */
+  apply(r: Ready): void;
+  link: DispatchClient;
+  /** Execute on this board (the master is a worker too); `done` when the answer is over, `cancel` stops it. */
+  executeLocal(run: LocalRun, done: () => void): { cancel(): void };
+  metrics: Registry;
+  log: Logger;
+  idempotency: IdempotencyStore;
+  /** Whether this request carries a verified session (admission lets it through). */
+  hasSession(req: IncomingMessage): boolean;
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Headers that never cross a hop, and ews's own (which only ews sets). */
+const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'x-forwarded-for']);
+const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
+
+export class Intake {
+  private classifier: Classifier;
+  readonly core: DispatchCore<Exchange>;
+  private readonly timer: NodeJS.Timeout;
+  private periodTimer: NodeJS.Timeout | undefined;
+  private readonly trusted: ReadonlySet<string>;
+  private readonly boardAddresses: ReadonlySet<string>;
+
+  constructor(private readonly d: IntakeDeps) {
+    const { cfg } = d;
+    this.classifier = createClassifier(cfg.classes);
+    this.core = new DispatchCore<Exchange>(cfg, d.self, d.core.table, Math.random);
+    this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
+    this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
+    const names = cfg.classes.map((c) => c.name);
+    d.metrics.gauge('ews_requests_total', 'Client requests at the master, by class and outcome', () => names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])));
+    d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.core.queued(i)]));
+    d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
+    const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
+    this.timer = setInterval(() => this.run(this.core.tick(this.d.clock.now())), tickMs).unref();
+    if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    if (this.periodTimer) clearInterval(this.periodTimer);
+    this.d.link.close();
+  }
+
+  /** A client request at the master, body already read (bounded). */
+  handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const client = this.clientOf(req);
+    const cls = this.classifier.classify(method, path, { headers: req.headers, client });
+    const clsName = this.d.cfg.classes[cls]!.name;
+    let candidates: readonly number[] | undefined | null;
+    try {
+      const t = deviceTarget(path, method, this.d.cfg.devices);
+      if (t) candidates = this.routeDevice(t.device.attach.map((a) => a.board), method, path, req, res, body, clsName);
+    } catch (e) {
+      return sendError(res, e);
+    }
+    if (candidates === null) return; // answered from the idempotency record
+    const via = req.headers['x-ews-origin'];
+    const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? INTERNAL_ORIGINS[via] ?? 'client' : 'client';
+    const ex: Exchange = { req, res, body, method, url, origin, clsName };
+    const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
+    const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session: this.d.hasSession(req) }, this.d.clock.now());
+    // The client going away: a queued job leaves; a running one is cancelled on its board.
+    res.on('close', () => this.clientGone(job));
+    this.run(effects);
+  }
+
+  /** Dispatch while there is work and room (after the cluster's view of the boards changed). */
+  pump(): void {
+    if (this.d.core.role === 'master') this.run(this.core.pump(this.d.clock.now()));
+  }
+
+  /** The queue and what went through it, per class (for the UI's chart). */
+  stats(): { at: number; qos: Record<string, unknown>; classes: Array<{ name: string; queued: number; served: number; shed: number; expired: number }> } {
+    return {
+      at: Date.now(),
+      qos: this.core.qosState(),
+      classes: this.d.cfg.classes.map((c, i) => ({ name: c.name, queued: this.core.queued(i), served: this.core.count('served', i), shed: this.core.count('shed', i), expired: this.core.count('expired', i) })),
+    };
+  }
+
+  qosState(): Record<string, unknown> {
+    return this.core.qosState();
+  }
+
+  /** SIGHUP: new match rules for the same classes take effect for the next request. */
+  reclassify(classes: Config['classes']): boolean {
+    const same = classes.length === this.d.cfg.classes.length && classes.every((c, i) => c.name === this.d.cfg.classes[i]!.name);
+    if (same) this.classifier = createClassifier(classes);
+    return same;
+  }
+
+  /** Step-down: hand back everything still waiting (the caller passes it to the new master). */
+  drain(): Exchange[] {
+    return this.core.drain().map((j) => j.payload).filter((ex) => !ex.res.destroyed && !ex.res.writableEnded);
+  }
+
+  // ---- effects ----
+
+  private run(effects: Effect<Exchange>[]): void {
+    for (let i = 0; i < effects.length; i++) {
+      const e = effects[i]!;
+      if (e.kind === 'refuse') sendError(e.job.payload.res, new EwsError(e.code, e.message, { retryAfterS: e.retryAfterS }));
+      else if (e.board === this.d.self) this.runLocal(e.job, e.tree);
+      else this.forward(e.job, e.board, e.id, e.tree);
+    }
+  }
+
+  private runLocal(job: Job<Exchange>, tree: number): void {
+    const ex = job.payload;
+    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers: ex.req.headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
+      this.local.delete(job);
+      this.run(this.core.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
+    });
+    if (job.state === 'running') this.local.set(job, handle);
+  }
+  private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
+
+  private forward(job: Job<Exchange>, board: number, id: number, tree: number): void {
+    const ex = job.payload;
+    const raw = ex.req.rawHeaders;
+    const headers: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) {
+      const k = raw[i]!.toLowerCase();
+      if (!HOP.has(k) && !k.startsWith('x-ews-')) headers.push(k, raw[i + 1]!);
+    }
+    headers.push('x-forwarded-for', this.clientOf(ex.req));
+    const { core } = this.d;
+    this.d.link.send({ id, master: this.d.self, term: core.term, target: board, cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body }, (r) => {
+      const now = this.d.clock.now();
+      if (!r.ok) {
+        this.d.log.debug({ board: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
+        return this.run(this.core.failed(job, r.delivered, now));
+      }
+      const a = r.answer;
+      this.d.apply(core.observeLoad(board, a.load, now));
+      if (a.status === 0) {
+        // The board gave up mid-answer.
+        if (!ex.res.destroyed) ex.res.destroy();
+      } else if (!ex.res.destroyed && !ex.res.headersSent) {
+        const h: Record<string, string | string[]> = {};
+        for (let i = 0; i < a.headers.length; i += 2) {
+          const k = a.headers[i]!, v = a.headers[i + 1]!;
+          const had = h[k];
+          h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+        }
+        h['content-length'] = String(a.body.length);
+        ex.res.writeHead(a.status, h);
+        ex.res.end(ex.method === 'HEAD' ? undefined : a.body);
+      }
+      this.run(this.core.finished(job, a.body.length, now));
+    });
+  }
+
+  private clientGone(job: Job<Exchange>): void {
+    if (job.payload.res.writableFinished || this.core.cancel(job)) return;
+    if (job.state !== 'running') return;
+    if (job.board === this.d.self) this.local.get(job)?.cancel();
+    else this.d.link.cancel(job.board, job.id);
+  }
+
+  /** A device POST with an Idempotency-Key: answer a retry from its record, or send it where the first attempt runs. */
+  private routeDevice(attach: number[], method: string, path: string, req: IncomingMessage, res: ServerResponse, body: Buffer, clsName: string): readonly number[] | undefined | null {
+    const key = req.headers['idempotency-key'];
+    if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
+    const c = this.d.idempotency.check(key, requestHash('POST', path, body), Date.now());
+    if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
+    if (c.kind === 'done' && c.rec.body !== undefined) {
+      res.writeHead(c.rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.rec.body), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[c.rec.board]!.id, 'x-ews-class': clsName });
+      res.end(c.rec.body);
+      return null;
+    }
+    const holder = c.kind === 'pending' ? c.board : c.kind === 'done' ? c.rec.board : -1;
+    if (holder >= 0 && attach.includes(holder) && this.d.core.table.runstate(holder) === 1) return [holder];
+    return attach;
+  }
+
+  private peer(req: IncomingMessage): string {
+    const a = req.socket.remoteAddress ?? '?';
+    return a.startsWith('::ffff:') ? a.slice(7) : a;
+  }
+
+  /** The client's address: X-Forwarded-For only from a cluster board (the hop that sets it). */
+  private clientOf(req: IncomingMessage): string {
+    const peer = this.peer(req);
+    if (!this.boardAddresses.has(peer)) return peer;
+    const xff = req.headers['x-forwarded-for'];
+    const first = typeof xff === 'string' ? xff.split(',')[0]!.trim() : '';
+    return first || peer;
+  }
+}

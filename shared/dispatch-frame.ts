@@ -1,0 +1,189 @@
+// The dispatch link's wire format: how the master hands a request to a board and gets the answer
+// back, over one long-lived TCP connection per board pair (on the board's HTTP port; the first
+// byte, LINK_MAGIC, is not a letter, so no HTTP request starts with it). Binary, length-prefixed,
+// every frame tagged with HMAC-SHA256 (cluster key), so a frame cannot be forged or altered.
+//
+//   frame  = u32 length | u8 type | fields… | tag[16]          (length counts what follows it)
+//   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u8 class | u8 tree | u8 origin
+//                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
+//   ANSWER  (2): u32 id | u16 load | u16 status | u16 headers length | headers | u32 body length | body
+//   CANCEL  (3): u32 id
+// Headers are `name\0value\0…` (names lower-case). `load` is the board's count of requests in
+// execution after this one: the paper's ACK/REPORT, carried on the answer at no extra packet.
+// A REQUEST names its target board: a frame replayed to another board is refused.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const LINK_MAGIC = 0xe5;
+export const TAG_BYTES = 16;
+const TYPE_REQUEST = 1;
+const TYPE_ANSWER = 2;
+const TYPE_CANCEL = 3;
+
+/** Who asked: a client through the master, or the cluster's own schedules and MQTT bridge. */
+export const ORIGINS = ['client', 'schedule', 'mqtt'] as const;
+export type Origin = (typeof ORIGINS)[number];
+
+export interface RequestFrame {
+  readonly id: number; readonly master: number; readonly term: number; readonly target: number;
+  readonly cls: number; readonly tree: number; readonly origin: Origin;
+  readonly method: string; readonly url: string;
+  /** name, value, name, value… */
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+}
+export interface AnswerFrame {
+  readonly id: number; readonly load: number; readonly status: number;
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+}
+export type Frame = ({ type: 'request' } & RequestFrame) | ({ type: 'answer' } & AnswerFrame) | { type: 'cancel'; id: number };
+
+export type FrameError = 'oversized' | 'auth' | 'malformed';
+
+const joinHeaders = (h: readonly string[]): Buffer => Buffer.from(h.length ? `${h.join('\0')}\0` : '', 'latin1');
+function splitHeaders(b: Buffer): string[] | undefined {
+  if (b.length === 0) return [];
+  const s = b.toString('latin1');
+  if (!s.endsWith('\0')) return undefined;
+  const parts = s.slice(0, -1).split('\0');
+  return parts.length % 2 === 0 ? parts : undefined;
+}
+
+export class FrameCodec {
+  constructor(private readonly key: Buffer, readonly frameBytesMax: number) {}
+
+  request(f: RequestFrame): Buffer {
+    const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
+    const headers = joinHeaders(f.headers);
+    const buf = this.alloc(TYPE_REQUEST, 13 + 2 + line.length + 2 + headers.length + 4 + f.body.length);
+    let o = 5;
+    o = buf.writeUInt32BE(f.id >>> 0, o);
+    o = buf.writeUInt8(f.master, o);
+    o = buf.writeUInt32BE(f.term >>> 0, o);
+    o = buf.writeUInt8(f.target, o);
+    o = buf.writeUInt8(f.cls, o);
+    o = buf.writeUInt8(f.tree, o);
+    o = buf.writeUInt8(ORIGINS.indexOf(f.origin), o);
+    o = this.chunk16(buf, o, line);
+    o = this.chunk16(buf, o, headers);
+    o = buf.writeUInt32BE(f.body.length, o);
+    f.body.copy(buf, o);
+    return this.seal(buf);
+  }
+
+  answer(f: AnswerFrame): Buffer {
+    const headers = joinHeaders(f.headers);
+    const buf = this.alloc(TYPE_ANSWER, 8 + 2 + headers.length + 4 + f.body.length);
+    let o = 5;
+    o = buf.writeUInt32BE(f.id >>> 0, o);
+    o = buf.writeUInt16BE(Math.min(0xffff, Math.max(0, f.load)), o);
+    o = buf.writeUInt16BE(f.status, o);
+    o = this.chunk16(buf, o, headers);
+    o = buf.writeUInt32BE(f.body.length, o);
+    f.body.copy(buf, o);
+    return this.seal(buf);
+  }
+
+  cancel(id: number): Buffer {
+    const buf = this.alloc(TYPE_CANCEL, 4);
+    buf.writeUInt32BE(id >>> 0, 5);
+    return this.seal(buf);
+  }
+
+  /** One whole frame (length field included) into its fields; an error names why it was refused. */
+  decode(buf: Buffer): Frame | FrameError {
+    if (buf.length > this.frameBytesMax) return 'oversized';
+    if (buf.length < 5 + TAG_BYTES || buf.readUInt32BE(0) !== buf.length - 4) return 'malformed';
+    const end = buf.length - TAG_BYTES;
+    if (!timingSafeEqual(this.tag(buf.subarray(0, end)), buf.subarray(end))) return 'auth';
+    try {
+      return this.fields(buf, end) ?? 'malformed';
+    } catch {
+      return 'malformed'; // a read past the end: lengths that do not add up
+    }
+  }
+
+  private fields(buf: Buffer, end: number): Frame | undefined {
+    const type = buf[4];
+    let o = 5;
+    const u8 = () => buf.readUInt8((o += 1) - 1);
+    const u16 = () => buf.readUInt16BE((o += 2) - 2);
+    const u32 = () => buf.readUInt32BE((o += 4) - 4);
+    const bytes = (n: number) => {
+      if (o + n > end) throw new RangeError('short');
+      return buf.subarray(o, (o += n));
+    };
+    if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: u32() } : undefined;
+    if (type === TYPE_REQUEST) {
+      const id = u32(), master = u8(), term = u32(), target = u8(), cls = u8(), tree = u8(), origin = ORIGINS[u8()];
+      const line = bytes(u16()).toString('latin1');
+      const headers = splitHeaders(bytes(u16()));
+      const body = bytes(u32());
+      const sp = line.indexOf(' ');
+      if (o !== end || !origin || !headers || sp < 1) return undefined;
+      return { type: 'request', id, master, term, target, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body };
+    }
+    if (type === TYPE_ANSWER) {
+      const id = u32(), load = u16(), status = u16();
+      const headers = splitHeaders(bytes(u16()));
+      const body = bytes(u32());
+      if (o !== end || !headers || status < 100 || status > 599) return undefined;
+      return { type: 'answer', id, load, status, headers, body };
+    }
+    return undefined;
+  }
+
+  private alloc(type: number, fieldBytes: number): Buffer {
+    const total = 5 + fieldBytes + TAG_BYTES;
+    const buf = Buffer.allocUnsafe(total);
+    buf.writeUInt32BE(total - 4, 0);
+    buf.writeUInt8(type, 4);
+    return buf;
+  }
+
+  private chunk16(buf: Buffer, o: number, part: Buffer): number {
+    if (part.length > 0xffff) throw new RangeError('header block over 64 KiB');
+    o = buf.writeUInt16BE(part.length, o);
+    return o + part.copy(buf, o);
+  }
+
+  private seal(buf: Buffer): Buffer {
+    const end = buf.length - TAG_BYTES;
+    this.tag(buf.subarray(0, end)).copy(buf, end);
+    return buf;
+  }
+
+  private tag(data: Buffer): Buffer {
+    return createHmac('sha256', this.key).update('ews-link\n').update(data).digest().subarray(0, TAG_BYTES);
+  }
+}
+
+/**
+ * Splits a byte stream into whole frames without copying more than one frame's bytes. `push`
+ * returns the frames completed by the chunk, or 'oversized' when a frame declares more than the
+ * bound (the connection is then closed: nothing after it can be trusted).
+ */
+export class FrameSplitter {
+  private parts: Buffer[] = [];
+  private held = 0;
+  constructor(private readonly frameBytesMax: number) {}
+
+  push(chunk: Buffer): Buffer[] | 'oversized' {
+    const out: Buffer[] = [];
+    let buf = this.held > 0 ? Buffer.concat([...this.parts, chunk], this.held + chunk.length) : chunk;
+    this.parts = [];
+    this.held = 0;
+    while (buf.length >= 4) {
+      const len = buf.readUInt32BE(0) + 4;
+      if (len > this.frameBytesMax) return 'oversized';
+      if (buf.length < len) break;
+      out.push(buf.subarray(0, len));
+      buf = buf.subarray(len);
+    }
+    if (buf.length > 0) {
+      this.parts.push(buf);
+      this.held = buf.length;
+    }
+    return out;
+  }
+}

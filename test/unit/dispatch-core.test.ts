@@ -1,0 +1,122 @@
+// The master's dispatch core on its own: no sockets, no timers; time is an argument.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseConfig } from '../../shared/config.ts';
+import { StateTable } from '../../shared/state-table.ts';
+import { DispatchCore, type Effect, type JobInfo } from '../../master/dispatch-core.ts';
+
+function setup(limits: Record<string, number> = {}, boards = 3) {
+  const cfg = parseConfig({
+    cluster: { name: 't', key: 'ab'.repeat(32), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
+    boards: Array.from({ length: boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
+    classes: [{ name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] }, { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] }],
+    limits: { maxInFlightPerBoard: 2, maxDispatchAttempts: 2, requestTimeoutMs: 3000, ...limits },
+    auth: { disabled: true },
+  });
+  const table = new StateTable(boards);
+  for (let i = 0; i < boards; i++) table.join(i, 0);
+  return { cfg, table, core: new DispatchCore<string>(cfg, 0, table, () => 0.5) };
+}
+const info = (over: Partial<JobInfo> = {}): JobInfo => ({ cls: 0, bytes: 0, candidates: undefined, safe: false, page: false, client: 'c', session: false, ...over });
+const dispatches = (e: Effect<string>[]) => e.filter((x) => x.kind === 'dispatch').map((x) => (x.kind === 'dispatch' ? `${x.job.payload}@${x.board}` : ''));
+
+test('least-connected board in ring order; at capacity a job waits, and a completion dispatches it', () => {
+  const { core, table } = setup();
+  const placed: string[] = [];
+  for (let i = 0; i < 7; i++) placed.push(...dispatches(core.submit(`r${i}`, info(), 0).effects));
+  assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@2', 'r3@0', 'r4@1', 'r5@2'], 'two per board, spread evenly');
+  assert.equal(core.queued(), 1);
+  assert.deepEqual([0, 1, 2].map((i) => table.linknum(i)), [2, 2, 2]);
+  const first = core.submit('x', info(), 0).job; // queued behind r6
+  assert.equal(first.state, 'queued');
+  // r1 on board 1 answers: the oldest waiting job takes its slot.
+  const job1 = core['running'].get(2)!;
+  assert.deepEqual(dispatches(core.finished(job1, 10, 20)), ['r6@1']);
+  assert.equal(core.serviceMs[0], 20);
+  core.check();
+});
+
+test('HIGH before LOW: a control request waiting goes before earlier pages', () => {
+  const { core } = setup({}, 1);
+  core.submit('p0', info({ cls: 1 }), 0);
+  const p0 = core['running'].get(1)!;
+  core.submit('p1', info({ cls: 1 }), 0);
+  core.submit('p2', info({ cls: 1 }), 1);
+  core.submit('c0', info({ cls: 0 }), 2);
+  assert.deepEqual(dispatches(core.finished(p0, 0, 5)), ['c0@0']);
+});
+
+test('retry: a safe request, or one never delivered, goes to another board; a delivered action fails as BOARD_FAILED', () => {
+  const { core } = setup();
+  const safe = core.submit('get', info({ safe: true }), 0).job;
+  assert.equal(safe.board, 0);
+  assert.deepEqual(dispatches(core.failed(safe, true, 5)), ['get@1'], 'GET: another board');
+  const undelivered = core.submit('post1', info(), 6).job;
+  const firstBoard = undelivered.board;
+  const again = core.failed(undelivered, false, 7);
+  assert.equal(again.length, 1);
+  assert.ok(again[0]!.kind === 'dispatch' && again[0]!.board !== firstBoard, 'never delivered: retried on another board');
+  const delivered = core.submit('post2', info(), 8).job;
+  const e = core.failed(delivered, true, 9);
+  assert.equal(e.length, 1);
+  assert.equal(e[0]!.kind === 'refuse' && e[0]!.code, 'BOARD_FAILED', 'a POST that may have run is not run again');
+  assert.equal(core.count('failed', 0), 1);
+  // Attempts are bounded: the GET already used its two.
+  assert.equal(core.failed(safe, true, 10)[0]!.kind, 'refuse');
+  core.check();
+});
+
+test('a device request goes only to its boards; with none of them running it waits, then expires with QUEUE_TIMEOUT', () => {
+  const { core, table } = setup();
+  table.setRunstate(2, -1);
+  const job = core.submit('dev', info({ candidates: [2] }), 0).job;
+  assert.equal(job.state, 'queued');
+  assert.deepEqual(core.tick(999).map((e) => e.kind), []);
+  const e = core.tick(1000);
+  assert.equal(e.length, 1);
+  assert.equal(e[0]!.kind === 'refuse' && e[0]!.code, 'QUEUE_TIMEOUT');
+  assert.equal(core.count('expired', 0), 1);
+});
+
+test('a board silent for Tthreshold gets nothing, even before the cluster core marks it down', () => {
+  const { core, table } = setup();
+  table.heardFrom(1, 600);
+  table.heardFrom(2, 0);
+  const placed = [0, 1, 2, 3].flatMap((i) => dispatches(core.submit(`r${i}`, info(), 600).effects));
+  assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@0', 'r3@1'], 'board 2 last heard 600 ms ago');
+});
+
+test('deadline prediction: a job that can no longer finish in time is refused at once instead of run', () => {
+  const { core } = setup({}, 1);
+  const a = core.submit('a', info(), 0).job;
+  core.submit('b', info(), 0);
+  core.submit('c', info(), 0);
+  // The class's service time is learned from a slow answer (900 ms); c has waited 900 ms already.
+  const e = core.finished(a, 0, 900);
+  assert.deepEqual(e.map((x) => (x.kind === 'refuse' ? x.code : x.kind)), ['QUEUE_TIMEOUT']);
+  assert.equal(core.count('expired', 0), 1);
+});
+
+test('DISPATCH_TIMEOUT: a board that never answers frees its slot after requestTimeoutMs', () => {
+  const { core, table } = setup({}, 1);
+  const j = core.submit('slow', info(), 0).job;
+  assert.equal(table.linknum(0), 1);
+  assert.deepEqual(core.tick(2999), []);
+  const e = core.tick(3000);
+  assert.equal(e[0]!.kind === 'refuse' && e[0]!.code, 'DISPATCH_TIMEOUT');
+  assert.equal(table.linknum(0), 0);
+  assert.deepEqual(core.finished(j, 0, 3100), [], 'a late answer changes nothing');
+  core.check();
+});
+
+test('cancel: a queued job leaves the queue; a running one keeps its slot until the board answers', () => {
+  const { core } = setup({}, 1);
+  const running = core.submit('r', info(), 0).job;
+  core.submit('r2', info(), 0);
+  const queued = core.submit('q', info(), 0).job;
+  assert.equal(core.cancel(queued), true);
+  assert.equal(core.queued(), 0);
+  assert.equal(core.count('gone', 0), 1);
+  assert.equal(core.cancel(running), false);
+  assert.equal(running.state, 'running');
+});
