@@ -167,4 +167,5 @@ export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, han
     running.clear();
   });
   if (rest.length > 0) onChunk(rest);
+  sock.resume();
 }
