@@ -217,6 +217,9 @@ export class Board {
       b.front.once('error', reject);
       b.front.listen(b.self.httpPort, host, () => {
         b.front.off('error', reject);
+        // The HTTP server gets its connections from `front` and never listens itself; its
+        // 'listening' event is what starts Node's headers/request timeout sweep (slowloris).
+        b.server.emit('listening');
         resolve();
       });
     });

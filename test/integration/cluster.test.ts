@@ -2,6 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import net from 'node:net';
+import { FrameCodec, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
 import { randomBytes } from 'node:crypto';
 import { converged, getJson, makeCluster, metric, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
 import { createCodec } from '../../shared/protocol.ts';
@@ -53,11 +55,25 @@ describe('a 3-board cluster', () => {
     assert.equal(await metric(c.boards[0]!.url, 'ews_requests_total', { class: 'control', outcome: 'served' }), before + 1);
   });
 
-  test('a board refuses a request that did not come from the master (forged dispatch header)', async () => {
-    const r = await get(`${c.boards[1]!.url}/cgi-bin/echo?ms=1`, { headers: { 'x-ews-dispatch': `0.3.99.control.3.${'A'.repeat(22)}` } });
-    assert.equal(r.status, 403);
-    assert.equal(JSON.parse(r.body).error.code, 'NOT_FROM_MASTER');
-    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'signature' }), 1);
+  test('the dispatch link refuses a forged frame (connection closed) and a frame addressed to another board (403)', async () => {
+    const port = c.boards[1]!.httpPort;
+    const exchange = (frame: Buffer) => new Promise<{ closed: boolean; answer?: Buffer }>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => s.end(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
+      const got: Buffer[] = [];
+      s.on('data', (d: Buffer) => got.push(d));
+      s.on('close', () => resolve({ closed: true, answer: got.length ? Buffer.concat(got) : undefined }));
+    });
+    const frame = { id: 99, master: 0, term: 3, target: 1, cls: 0, tree: 3, origin: 'client' as const, method: 'GET', url: '/cgi-bin/echo?ms=1', headers: [], body: Buffer.alloc(0) };
+    const forged = await exchange(new FrameCodec(Buffer.alloc(32, 9), 1 << 16).request(frame));
+    assert.equal(forged.answer, undefined, 'no answer to a frame with a wrong tag');
+    assert.equal(await metric(c.boards[1]!.url, 'ews_link_dropped_total', { reason: 'auth' }), 1);
+    const codec = new FrameCodec(Buffer.from(c.key, 'hex'), 1 << 16);
+    const misaddressed = await exchange(codec.request({ ...frame, target: 2 }));
+    const a = codec.decode(misaddressed.answer!);
+    assert.ok(typeof a !== 'string' && a.type === 'answer');
+    assert.equal(a.status, 403);
+    assert.equal(JSON.parse(a.body.toString()).error.code, 'NOT_FROM_MASTER');
+    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'target' }), 1);
   });
 
   test('forged, replayed, truncated, oversized, other-cluster and random UDP packets are dropped and counted; nothing changes', async () => {
