@@ -28,6 +28,9 @@ describe('MQTT bridge', () => {
       cfg.devices = demoDevices(['b1', 'b2', 'b3']);
       cfg.mqtt = { url: broker.url, prefix: P };
       cfg.auth = { users: [{ name: 'op', role: 'operator', passwordHash }] };
+      // The test follows b1 as master until it kills it: under a loaded CI machine, b1 loading the
+      // mqtt library through tsx at boot could stall it past a 300 ms Tmax and hand mastership on.
+      Object.assign(cfg.cluster as object, { tmaxMs: 1200, tthresholdMs: 1200 });
     }, { args: ['--simulate-devices'] });
     const { token } = (await waitFor('login', async () => {
       const r = await fetch(`${c.boards[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: 'op', password: 'operator-pass-1' }) });
