@@ -140,7 +140,6 @@ export class Board {
       link: new DispatchClient(cfg.boards, this.frames, cfg.limits.headersTimeoutMs, (reason) => linkDrops.inc({ reason })),
       executeLocal: (run, done) => this.runLocal(run, done),
       metrics: this.metrics, log: this.log, idempotency: this.idem.store,
-      hasSession: (req) => this.guard.principal(req, Date.now())?.session !== undefined,
     });
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => {
@@ -224,6 +223,11 @@ export class Board {
       });
     });
     await b.vip?.releaseStale();
+    // Load the large optional libraries before joining the cluster: compiling them stalls the
+    // event loop (hundreds of ms on a small board), which after joining would look like a dead
+    // master and hand mastership on.
+    if (b.cfg.mqtt) await import('mqtt');
+    if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index))) await import('serialport');
     void b.mqtt.start();
     await b.link.start();
     b.devices.start();
@@ -343,8 +347,9 @@ export class Board {
     const body = await readBody(req, this.cfg.limits.maxBodyBytes);
     if (core.role === 'master') {
       // Checked before anything is queued: the queue holds only requests that may run.
-      this.guard.check(req, needFor(method, path), now);
-      return this.intake.handle(req, res, body);
+      // Checked before anything is queued; only a verified session passes admission control.
+      const who = this.guard.check(req, needFor(method, path), now);
+      return this.intake.handle(req, res, body, who?.session !== undefined);
     }
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
     if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');

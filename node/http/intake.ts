@@ -42,8 +42,6 @@ export interface IntakeDeps {
   metrics: Registry;
   log: Logger;
   idempotency: IdempotencyStore;
-  /** Whether this request carries a verified session (admission lets it through). */
-  hasSession(req: IncomingMessage): boolean;
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -81,8 +79,8 @@ export class Intake {
     this.d.link.close();
   }
 
-  /** A client request at the master, body already read (bounded). */
-  handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
+  handle(req: IncomingMessage, res: ServerResponse, body: Buffer, session: boolean): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -102,7 +100,7 @@ export class Intake {
     const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? INTERNAL_ORIGINS[via] ?? 'client' : 'client';
     const ex: Exchange = { req, res, body, method, url, origin, clsName };
     const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
-    const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session: this.d.hasSession(req) }, this.d.clock.now());
+    const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
     // The client going away: a queued job leaves; a running one is cancelled on its board.
     res.on('close', () => this.clientGone(job));
     this.run(effects);
