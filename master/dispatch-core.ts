@@ -38,8 +38,8 @@ export interface Job<P> extends QueueItem, JobInfo {
   readonly payload: P;
   state: JobState;
   attempts: number;
-  /** Boards that failed it already (never tried again). */
-  readonly tried: Set<number>;
+  /** Boards that failed it already (never tried again); empty for almost every job. */
+  tried: readonly number[];
   board: number;
   id: number;
   tree: number;
@@ -54,6 +54,7 @@ export type Effect<P> =
 export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
 export type OutcomeName = (typeof OUTCOMES)[number];
 
+const NONE: readonly number[] = [];
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
 /** Weight of the newest sample in the per-class service-time average. */
@@ -82,6 +83,9 @@ export class DispatchCore<P> {
   /** The table as dispatch sees it at `viewNow`: a board silent for Tthreshold is down even before the cluster core's next tick says so. */
   private viewNow = 0;
   private readonly view: BoardLoadView;
+  private readonly spill: boolean;
+  private readonly forwardOnly: boolean;
+  private readonly others: readonly number[];
 
   constructor(
     private readonly cfg: Config,
@@ -92,6 +96,9 @@ export class DispatchCore<P> {
     rand: () => number,
   ) {
     const silentMs = cfg.cluster.tthresholdMs;
+    this.spill = cfg.cluster.masterWork !== 'share' && cfg.boards.length > 1;
+    this.forwardOnly = cfg.cluster.masterWork === 'forward';
+    this.others = cfg.boards.map((b) => b.index).filter((i) => i !== self);
     this.view = {
       n: table.n,
       linknum: (i) => table.linknum(i),
@@ -122,7 +129,11 @@ export class DispatchCore<P> {
 
   /** A client request arrives. The effects include its own dispatch or refusal when immediate. */
   submit(payload: P, info: JobInfo, nowMs: number): { job: Job<P>; effects: Effect<P>[] } {
-    const job: Job<P> = { ...info, payload, enqueuedMs: nowMs, state: 'queued', attempts: 0, tried: new Set(), board: -1, id: 0, tree: TREES, dispatchedMs: 0, reservedAt: 0 };
+    // One shape for every job (no spread): the hot path stays monomorphic.
+    const job: Job<P> = {
+      cls: info.cls, bytes: info.bytes, candidates: info.candidates, safe: info.safe, page: info.page, client: info.client, session: info.session,
+      payload, enqueuedMs: nowMs, state: 'queued', attempts: 0, tried: NONE, board: -1, id: 0, tree: TREES, dispatchedMs: 0, reservedAt: 0,
+    };
     return { job, effects: this.admit(job, nowMs) };
   }
 
@@ -169,8 +180,8 @@ export class DispatchCore<P> {
     this.release(job);
     const out: Effect<P>[] = [];
     const pool = job.candidates ?? this.all;
-    const retry = job.attempts < this.cfg.limits.maxDispatchAttempts && job.tried.size + 1 < pool.length && (job.safe || !delivered);
-    job.tried.add(board);
+    const retry = job.attempts < this.cfg.limits.maxDispatchAttempts && job.tried.length + 1 < pool.length && (job.safe || !delivered);
+    job.tried = [...job.tried, board];
     if (retry) {
       job.state = 'queued';
       if (this.scheduler.enqueue(job) === 'ok') return this.pumpInto(out, nowMs);
@@ -299,7 +310,10 @@ export class DispatchCore<P> {
       let chosen = -1;
       const job = this.scheduler.take(nowMs, (j) => {
         if (this.quota && !this.quota.canRun(j.cls, this.inflight[j.cls]!)) return false;
-        const b = leastConnection(this.view, cap, this.lastPick, j.tried.size > 0 || j.candidates ? this.candidates(j) : undefined);
+        const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
+        // 'spill': the other boards first; the master only when none of them has room.
+        let b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
+        if (b === undefined && (!this.forwardOnly || !this.othersCanServe(pool))) b = leastConnection(this.view, cap, this.lastPick, pool);
         if (b === undefined) return false;
         chosen = b;
         return true;
@@ -357,7 +371,13 @@ export class DispatchCore<P> {
     return { responseMs, level: 0, levels: TREES, deadlineMet: false };
   }
 
+  /** Whether a board other than the master is running and may serve (it may be full right now). */
+  private othersCanServe(pool: readonly number[] | undefined): boolean {
+    for (const i of pool ?? this.others) if (i !== this.self && this.view.runstate(i) === 1) return true;
+    return false;
+  }
+
   private candidates(job: Job<P>): number[] {
-    return (job.candidates ?? this.all).filter((i) => !job.tried.has(i));
+    return (job.candidates ?? this.all).filter((i) => !job.tried.includes(i));
   }
 }

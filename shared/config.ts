@@ -19,6 +19,13 @@ export interface ClusterConfig {
   readonly staggerMs: number;
   /** Least gap between two change-triggered STATE broadcasts (coalescing). */
   readonly stateMinGapMs: number;
+  /**
+   * Where the master's own share of the work goes. 'spill': the master runs a request itself only
+   * when every other eligible board is full (it pays for every request it forwards, so its CPU
+   * is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
+   * 'forward': the master runs only what no other running board can serve.
+   */
+  readonly masterWork: 'spill' | 'share' | 'forward';
   readonly vip: VipConfig | undefined;
 }
 export interface BoardConfig {
@@ -155,7 +162,7 @@ class Reader {
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
-  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'vip']) ?? {};
+  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'masterWork', 'vip']) ?? {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
   let key = Buffer.alloc(0);
@@ -171,6 +178,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const tthresholdMs = r.int(c, 'tthresholdMs', p, 500, 20, 600_000);
   const staggerMs = r.int(c, 'staggerMs', p, heartbeatMs * 2, 0, 600_000);
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
+  const masterWork = c.masterWork === undefined ? 'spill' : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward' ? c.masterWork : (r.bad(`${p}.masterWork`, 'must be "spill", "share" or "forward"'), 'spill');
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;
@@ -184,7 +192,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (v.duplicateCheck !== undefined && typeof v.duplicateCheck !== 'boolean') r.bad('cluster.vip.duplicateCheck', 'must be true or false');
     vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface, duplicateCheck: v.duplicateCheck !== false };
   }
-  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, vip };
+  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, masterWork, vip };
 }
 
 export function ipv4ToInt(a: string): number {

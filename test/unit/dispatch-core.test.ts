@@ -5,9 +5,9 @@ import { parseConfig } from '../../shared/config.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import { DispatchCore, type Effect, type JobInfo } from '../../master/dispatch-core.ts';
 
-function setup(limits: Record<string, number> = {}, boards = 3) {
+function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'share') {
   const cfg = parseConfig({
-    cluster: { name: 't', key: 'ab'.repeat(32), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
+    cluster: { name: 't', key: 'ab'.repeat(32), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, masterWork },
     boards: Array.from({ length: boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
     classes: [{ name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] }, { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] }],
     limits: { maxInFlightPerBoard: 2, maxDispatchAttempts: 2, requestTimeoutMs: 3000, ...limits },
@@ -119,4 +119,21 @@ test('cancel: a queued job leaves the queue; a running one keeps its slot until 
   assert.equal(core.count('gone', 0), 1);
   assert.equal(core.cancel(running), false);
   assert.equal(running.state, 'running');
+});
+
+test('masterWork spill: the master (board 0) runs only what the other boards have no room for', () => {
+  const { core } = setup({}, 3, 'spill');
+  const placed = [0, 1, 2, 3, 4, 5].flatMap((i) => dispatches(core.submit(`r${i}`, info(), 0).effects));
+  assert.deepEqual(placed, ['r0@1', 'r1@2', 'r2@1', 'r3@2', 'r4@0', 'r5@0']);
+});
+
+test('masterWork forward: the master runs nothing another running board could serve; alone, it serves', () => {
+  const { core, table } = setup({}, 3, 'forward');
+  const placed = [0, 1, 2, 3, 4].flatMap((i) => dispatches(core.submit(`r${i}`, info(), 0).effects));
+  assert.deepEqual(placed, ['r0@1', 'r1@2', 'r2@1', 'r3@2'], 'the fifth waits for a board');
+  assert.deepEqual(dispatches(core.submit('dev', info({ candidates: [0] }), 0).effects), ['dev@0'], 'a device only the master has');
+  table.setRunstate(1, -1);
+  table.setRunstate(2, -1);
+  assert.deepEqual(dispatches(core.submit('alone', info(), 1).effects), ['r4@0'], 'no other board running: the master serves (up to its capacity of 2)');
+  assert.equal(core.queued(), 1);
 });
