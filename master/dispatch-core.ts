@@ -55,6 +55,8 @@ export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone
 export type OutcomeName = (typeof OUTCOMES)[number];
 
 const NONE: readonly number[] = [];
+/** 'spill': the master runs overflow itself only while its event loop is busy less than this. */
+export const SPILL_BELOW = 0.6;
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
 /** Weight of the newest sample in the per-class service-time average. */
@@ -84,6 +86,8 @@ export class DispatchCore<P> {
   private viewNow = 0;
   private readonly view: BoardLoadView;
   private readonly spill: boolean;
+  /** The master's own event-loop utilisation (0..1), measured by the adapter. */
+  private busy = 0;
   private readonly forwardOnly: boolean;
   private readonly others: readonly number[];
 
@@ -263,6 +267,11 @@ export class DispatchCore<P> {
     return this.pumpInto(out, nowMs);
   }
 
+  /** The master's own event-loop utilisation (0..1) over the last interval: how much room it has for work of its own. */
+  masterBusy(utilization: number): void {
+    this.busy = utilization;
+  }
+
   /** Dispatch while there is work and a board with room for it. */
   pump(nowMs: number): Effect<P>[] {
     return this.pumpInto([], nowMs);
@@ -313,7 +322,9 @@ export class DispatchCore<P> {
         const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
         // 'spill': the other boards first; the master only when none of them has room.
         let b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
-        if (b === undefined && (!this.forwardOnly || !this.othersCanServe(pool))) b = leastConnection(this.view, cap, this.lastPick, pool);
+        // The master takes the overflow only while its own CPU has room for it ('spill'), never
+        // while another board could serve ('forward'), or always as a board like the others ('share').
+        if (b === undefined && (this.forwardOnly || (this.spill && this.busy >= SPILL_BELOW) ? !this.othersCanServe(pool) : true)) b = leastConnection(this.view, cap, this.lastPick, pool);
         if (b === undefined) return false;
         chosen = b;
         return true;

@@ -21,9 +21,10 @@ export interface ClusterConfig {
   readonly stateMinGapMs: number;
   /**
    * Where the master's own share of the work goes. 'spill': the master runs a request itself only
-   * when every other eligible board is full (it pays for every request it forwards, so its CPU
-   * is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
-   * 'forward': the master runs only what no other running board can serve.
+   * when every other eligible board is full and its own event loop is less than 60 % busy (it
+   * pays for every request it forwards, so its CPU is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
+   * 'forward' (the default, measured best in bench/results/boards.md): the master runs only what
+   * no other running board can serve.
    */
   readonly masterWork: 'spill' | 'share' | 'forward';
   readonly vip: VipConfig | undefined;
@@ -178,7 +179,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const tthresholdMs = r.int(c, 'tthresholdMs', p, 500, 20, 600_000);
   const staggerMs = r.int(c, 'staggerMs', p, heartbeatMs * 2, 0, 600_000);
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
-  const masterWork = c.masterWork === undefined ? 'spill' : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward' ? c.masterWork : (r.bad(`${p}.masterWork`, 'must be "spill", "share" or "forward"'), 'spill');
+  const masterWork = c.masterWork === undefined ? 'forward' : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward' ? c.masterWork : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;

@@ -1,6 +1,6 @@
 // The dispatch link's I/O: one long-lived TCP connection from the master to each board, frames
 // multiplexed by id (shared/dispatch-frame.ts). Writes made in one turn of the event loop leave
-// in one syscall (cork until the next tick). No HTTP client on the master, no HTTP parsing on
+// in one syscall (corked until setImmediate). No HTTP client on the master, no HTTP parsing on
 // the board for a forwarded request: the hop costs two small frames.
 import net from 'node:net';
 import type { BoardConfig } from '../../shared/config.ts';
@@ -11,12 +11,15 @@ export type LinkResult = { ok: true; answer: AnswerFrame } | { ok: false; delive
 
 interface Waiter { done: (r: LinkResult) => void; delivered: boolean }
 
-/** Corks a socket for the rest of this tick: every write until then leaves in one syscall. */
+/**
+ * Corks a socket until the end of this event-loop turn (setImmediate runs after every I/O callback
+ * of the poll phase): the frames of every request read in one turn leave in one syscall.
+ */
 function batchWrite(sock: net.Socket, state: { corked: boolean }, buf: Buffer): void {
   if (!state.corked) {
     state.corked = true;
     sock.cork();
-    process.nextTick(() => {
+    setImmediate(() => {
       state.corked = false;
       sock.uncork();
     });

@@ -44,6 +44,8 @@ export interface IntakeDeps {
   idempotency: IdempotencyStore;
 }
 
+/** How often the master measures its own event-loop utilisation (for masterWork 'spill'). */
+const ELU_INTERVAL_MS = 250;
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Headers that never cross a hop, and ews's own (which only ews sets). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'x-forwarded-for']);
@@ -69,7 +71,18 @@ export class Intake {
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
     d.metrics.gauge('ews_qos', 'QoS controller state: weights, patterns\' CF, proQoS, target_in, p, G, U, quotas', () => this.qosMetrics(names));
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
-    this.timer = setInterval(() => this.run(this.core.tick(this.d.clock.now())), tickMs).unref();
+    let elu = performance.eventLoopUtilization();
+    let eluAt = 0;
+    this.timer = setInterval(() => {
+      const now = this.d.clock.now();
+      if (now - eluAt >= ELU_INTERVAL_MS) {
+        const next = performance.eventLoopUtilization();
+        this.core.masterBusy(performance.eventLoopUtilization(next, elu).utilization);
+        elu = next;
+        eluAt = now;
+      }
+      this.run(this.core.tick(now));
+    }, tickMs).unref();
     if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
   }
 
