@@ -491,10 +491,10 @@ export class Board {
           for (const p of this.intake.drain()) this.passToMaster(p.req, p.res, p.body);
         }
       } else if (e.kind === 'runstate') {
-        this.log.info({ board: this.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
+        this.log.info({ peer: this.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
         if (e.runstate === -1) this.directory.boardDown(e.board);
       } else if (e.kind === 'stale-master') {
-        this.log.warn({ board: this.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
+        this.log.warn({ peer: this.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
         void this.vip?.announce();
         this.mqtt.republish();
       }

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
+import { EwsError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 import { postToSelf } from './loopback.ts';
@@ -119,12 +120,13 @@ export class MqttBridge {
     if (!m) return;
     const [, device, action] = m;
     const resultTopic = `${this.prefix}/devices/${device}/${action}/result`;
-    const fail = (status: number, message: string) => {
+    // The same codes and statuses HTTP clients get, from the one error table.
+    const fail = (err: EwsError) => {
       this.commands.inc({ outcome: 'rejected' });
-      this.client?.publish(resultTopic, JSON.stringify({ status, error: { code: 'BAD_REQUEST', message } }), { qos: 0 });
+      this.client?.publish(resultTopic, JSON.stringify({ status: err.status, error: { code: err.code, message: err.message } }), { qos: 0 });
     };
-    if (payload.length > PAYLOAD_BYTES_MAX) return fail(413, 'payload too large');
-    if (this.inflight >= this.cfg.limits.serialQueueMax) return fail(503, 'too many MQTT commands in progress');
+    if (payload.length > PAYLOAD_BYTES_MAX) return fail(new EwsError('BODY_TOO_LARGE', `payload over ${PAYLOAD_BYTES_MAX} bytes`));
+    if (this.inflight >= this.cfg.limits.serialQueueMax) return fail(new EwsError('DEVICE_BUSY', 'too many MQTT commands in progress'));
     // Payload: empty, a bare value (42, true), or {"value": …, "key": "idempotency key"}.
     let value: unknown;
     let key: string | undefined;
@@ -138,7 +140,7 @@ export class MqttBridge {
           if (k !== undefined) key = String(k);
         } else value = v;
       } catch {
-        return fail(400, 'payload must be empty, a JSON value, or {"value": …, "key": …}');
+        return fail(new EwsError('BAD_REQUEST', 'payload must be empty, a JSON value, or {"value": …, "key": …}'));
       }
     }
     const headers: Record<string, string> = { 'x-ews-origin': 'mqtt', ...this.credentials() };

@@ -376,7 +376,7 @@ export function parseConfig(raw: unknown): Config {
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
   const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);
   if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
-  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  // Read before the first throw, so every problem is reported at once.
   const qos: QosConfig = {
     scheduler: scheduler as SchedulerName, periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000), historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),
     dwfsBeta: num(r, q, 'dwfsBeta', 'qos', 0.1, 0, 100), admission, adaptation, quota,

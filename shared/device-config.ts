@@ -7,7 +7,8 @@ export interface LinePoint { readonly name: string; readonly query: string; read
 /** What an action does with its input: nothing (fixed), or a number/boolean from the body's "value". */
 export interface ActionInput { readonly required: boolean; readonly type: 'number' | 'boolean'; readonly min: number | undefined; readonly max: number | undefined }
 export interface ModbusAction { readonly name: string; readonly write: string; readonly fixed: number | boolean | undefined; readonly input: ActionInput | undefined }
-export interface LineAction { readonly name: string; readonly send: string; readonly input: ActionInput | undefined }
+/** `idempotent`: sending it twice does no harm (e.g. "SET 40"), so a late or garbled reply may be retried. */
+export interface LineAction { readonly name: string; readonly send: string; readonly input: ActionInput | undefined; readonly idempotent: boolean }
 export interface SerialSettings { readonly baudRate: number; readonly parity: 'none' | 'even' | 'odd'; readonly dataBits: 7 | 8; readonly stopBits: 1 | 2 }
 export interface Attachment { readonly board: number; readonly boardId: string; readonly port: string }
 
@@ -168,9 +169,10 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       for (const [name, ac] of Object.entries(rawActions)) {
         const ap = `${p}.actions.${name}`;
         if (!isObj(ac)) { out.bad(ap, 'must be an object'); continue; }
-        unknownKeys(ac, ap, ['send', 'min', 'max'], out);
+        unknownKeys(ac, ap, ['send', 'min', 'max', 'idempotent'], out);
         const send = str(ac, 'send', ap, out);
-        actions.push({ name, send, input: send.includes('{value}') ? actionInput(ac, ap, out, 'number') : undefined });
+        if (ac.idempotent !== undefined && typeof ac.idempotent !== 'boolean') out.bad(`${ap}.idempotent`, 'must be true or false');
+        actions.push({ name, send, input: send.includes('{value}') ? actionInput(ac, ap, out, 'number') : undefined, idempotent: ac.idempotent === true });
       }
       devices.push({ ...base, driver, eol, ok, points, actions });
     }

@@ -82,7 +82,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       return { result: { [a.write]: written }, ms: Math.round(performance.now() - t0) };
     }
     const a = dev.actions.find((x) => x.name === action)!;
-    const reply = await e.worker.run(priority, (io) => sendLine(io, dev, a.send, typeof value === 'number' ? value : undefined));
+    const reply = await e.worker.run(priority, (io) => sendLine(io, dev, a, typeof value === 'number' ? value : undefined));
     return { result: { reply }, ms: Math.round(performance.now() - t0) };
   }
 

@@ -1,11 +1,12 @@
 // Line-protocol device: ASCII request, one line of answer, `ok` pattern, `parse` regexes, `{value}` templates.
-import type { LineDevice } from '../../shared/device-config.ts';
+import type { LineAction, LineDevice } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { withRetries, type PortIO } from './port-worker.ts';
 
-async function ask(io: PortIO, dev: LineDevice, command: string): Promise<string> {
-  const line = await withRetries(dev.retries, () => {
+/** `retries`: how often a timeout or garbled reply is asked again (0 for a command that must not run twice). */
+async function ask(io: PortIO, dev: LineDevice, command: string, retries: number): Promise<string> {
+  const line = await withRetries(retries, () => {
     const split = new LineSplitter(dev.eol);
     return io.transact<string>(Buffer.from(command + dev.eol, 'latin1'), (rx) => {
       split.reset();
@@ -28,7 +29,7 @@ async function ask(io: PortIO, dev: LineDevice, command: string): Promise<string
 export async function readLine(io: PortIO, dev: LineDevice): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const p of dev.points) {
-    const line = await ask(io, dev, p.query);
+    const line = await ask(io, dev, p.query, dev.retries);
     const m = p.parse.exec(line);
     const v = m ? Number(m[1]) : NaN;
     if (!Number.isFinite(v)) throw new EwsError('DEVICE_ERROR', `answer to ${p.query} did not match: ${line.slice(0, 120)}`);
@@ -37,6 +38,10 @@ export async function readLine(io: PortIO, dev: LineDevice): Promise<Record<stri
   return out;
 }
 
-export async function sendLine(io: PortIO, dev: LineDevice, template: string, value: number | undefined): Promise<string> {
-  return ask(io, dev, value === undefined ? template : template.replaceAll('{value}', String(value)));
+/**
+ * An action: once the command is on the wire it may have run, so a late or garbled reply is not
+ * answered by sending it again (the device would run it twice) unless it is declared idempotent.
+ */
+export async function sendLine(io: PortIO, dev: LineDevice, action: LineAction, value: number | undefined): Promise<string> {
+  return ask(io, dev, value === undefined ? action.send : action.send.replaceAll('{value}', String(value)), action.idempotent ? dev.retries : 0);
 }

@@ -197,7 +197,7 @@ export class Intake {
     this.d.link.send({ id, master: this.d.self, term: core.term, target: board, cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body }, (r) => {
       const now = this.d.clock.now();
       if (!r.ok) {
-        this.d.log.debug({ board: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
+        this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
         return this.run(this.core.failed(job, r.delivered, now));
       }
       const a = r.answer;

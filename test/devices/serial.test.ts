@@ -199,4 +199,24 @@ describe('line-protocol valve over a pty', () => {
       await pty.kill();
     }
   });
+
+  test('a late reply to an action is never answered by sending the command again (it ran); a read is retried', async () => {
+    const pty = await ptyPair();
+    const dev = await ptyWire(pty.b);
+    const sim = new ValveSimulator('\n', () => 0).attach(dev.wire);
+    const m = manager([{ ...valveDevice(pty.a), retries: 2 }]);
+    try {
+      await online(m, 'valve3');
+      sim.faults.delayMs = 400; // past timeoutMs (150): the device runs the command, the reply comes late
+      assert.equal(await code(m.act('valve3', 'open', undefined, 'control')), 'DEVICE_TIMEOUT');
+      assert.equal(sim.commands, 1, 'OPEN reached the device once');
+      sim.faults.delayMs = 0;
+      sim.faults.drop = 1; // a read's lost reply is asked again
+      assert.equal(await code(m.read('valve3', 'control')), 'ok');
+    } finally {
+      m.stop();
+      await dev.close();
+      await pty.kill();
+    }
+  });
 });

@@ -67,6 +67,13 @@ describe('MQTT bridge', () => {
     assert.match(bad.error.message, /above the maximum/);
     sub.publish(`${P}/devices/valve3/open/set`, '');
     assert.equal(JSON.parse(await got(`${P}/devices/valve3/open/result`)).status, 200);
+    // Refusals carry their own code from the error table, not BAD_REQUEST for all.
+    sub.publish(`${P}/devices/valve3/close/set`, 'x'.repeat(5000));
+    const big = JSON.parse(await got(`${P}/devices/valve3/close/result`, (v) => JSON.parse(v).status !== 200));
+    assert.deepEqual([big.status, big.error.code], [413, 'BODY_TOO_LARGE']);
+    sub.publish(`${P}/devices/valve3/close/set`, '{not json');
+    const bad2 = JSON.parse(await got(`${P}/devices/valve3/close/result`, (v) => JSON.parse(v).status === 400));
+    assert.equal(bad2.error.code, 'BAD_REQUEST');
   });
 
   test('a broker outage never blocks HTTP control; the bridge reconnects', async () => {

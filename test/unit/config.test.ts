@@ -42,6 +42,8 @@ test('every problem is reported as path: problem, all at once', () => {
   raw.boards.push({ id: 'ews1', address: 'nope', colour: 'red' });
   raw.limits = { maxQueue: 0 };
   raw.bogus = 1;
+  raw.qos = { periodMs: 1 }; // read after the first batch of checks: it used to go unreported
+  raw.cluster.masterWork = 'sometimes';
   const p = problems(raw);
   for (const want of [
     'cluster.key: too short',
@@ -51,6 +53,8 @@ test('every problem is reported as path: problem, all at once', () => {
     'boards[2].id: duplicate of boards[0]',
     'limits.maxQueue: must be between 1 and',
     '.bogus: unknown key',
+    'qos.periodMs: must be between 10 and 600000',
+    'cluster.masterWork: must be "forward", "spill" or "share"',
   ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
 });
 
