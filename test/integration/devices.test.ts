@@ -16,6 +16,9 @@ describe('devices through the cluster', () => {
   before(async () => {
     c = await makeCluster(3, (cfg) => {
       cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+      // The paper's rule (the master serves its share): a device on the master and one more board
+      // is spread over both. The default, 'forward', keeps the master's CPU for forwarding.
+      Object.assign(cfg.cluster as object, { masterWork: 'share' });
     }, { args: ['--simulate-devices'] });
     u = (i) => c.boards[i]!.url;
     await converged(c);

@@ -89,7 +89,11 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
       await Promise.all([...procs.keys()].map((id) => c.kill(id, 'SIGTERM')));
     },
   };
-  for (const b of boards) c.start(b.id);
+  // The first board first, the rest once it answers: which board is master after boot must not
+  // depend on how long each process takes to compile (a race the suite lost on a loaded machine).
+  c.start(boards[0]!.id);
+  await waitFor(`${boards[0]!.id} up`, async () => (await fetch(`http://127.0.0.1:${boards[0]!.httpPort}/healthz`)).ok, 30_000, 50);
+  for (const b of boards.slice(1)) c.start(b.id);
   return c;
 }
 

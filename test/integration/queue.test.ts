@@ -11,6 +11,7 @@ describe('priority queue with one request per board', () => {
   before(async () => {
     c = await makeCluster(3, (cfg) => {
       cfg.limits = { maxInFlightPerBoard: 1 };
+      Object.assign(cfg.cluster as object, { masterWork: 'share' }); // three slots: the master's too
     });
     await converged(c);
   });

@@ -5,8 +5,8 @@ import { ClusterSim, rng } from './simulator.ts';
 
 const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
 
-function cluster(n: number): ClusterSim {
-  const sim = new ClusterSim({ boards: n, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8 }, rng(7));
+function cluster(n: number, masterWork?: 'forward' | 'share'): ClusterSim {
+  const sim = new ClusterSim({ boards: n, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8, masterWork }, rng(7));
   for (let i = 0; i < n; i++) sim.start(i);
   sim.runUntil(2000);
   return sim;
@@ -110,13 +110,25 @@ test('all but one board dead: the survivor becomes master and serves alone', () 
   assert.equal(core(sim, 2).table.ownCount(2), 1, 'the master serves the request itself');
 });
 
-test('least connection spreads concurrent work evenly and drains back to 0', () => {
-  const sim = cluster(3);
+test('least connection spreads concurrent work evenly and drains back to 0 (the paper\'s rule: the master serves too)', () => {
+  const sim = cluster(3, 'share');
   for (let k = 0; k < 9; k++) sim.request(300);
   const t = core(sim, 0).table;
   assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [3, 3, 3]);
   sim.runUntil(sim.now + 1000);
   assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
+});
+
+test('masterWork forward (the default): the master forwards everything while other boards run, queues past their capacity, drains to 0', () => {
+  const sim = cluster(3);
+  for (let k = 0; k < 18; k++) sim.request(300);
+  const t = core(sim, 0).table;
+  assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [0, 8, 8], 'capacity 8 each; two wait in the queue');
+  assert.equal(sim.boards[0]!.dispatch!.queued(), 2);
+  sim.runUntil(sim.now + 1000);
+  assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
+  assert.equal(sim.boards[0]!.dispatch!.queued(), 0);
+  assert.deepEqual(sim.violations, []);
 });
 
 test('a flapping master cable (down/up every 200 ms for 10 s) settles to one master', () => {

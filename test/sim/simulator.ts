@@ -67,6 +67,8 @@ export interface SimOptions {
   delayMaxMs: number; // uniform 0..delayMaxMs (reordering)
   timing: Omit<CoreConfig, 'self' | 'boards'>;
   capacity: number;
+  /** The master's share of the work (cluster.masterWork); the runtime's default when absent. */
+  masterWork?: 'forward' | 'spill' | 'share';
 }
 
 interface Board {
@@ -101,7 +103,7 @@ export class ClusterSim {
     this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
     this.udp = createCodec({ key: KEY, cluster: 'sim', boards: opts.boards, packetBytesMax: 1400 });
     this.cfg = parseConfig({
-      cluster: { name: 'sim', key: KEY.toString('hex'), broadcast: 'peers', ...opts.timing },
+      cluster: { name: 'sim', key: KEY.toString('hex'), broadcast: 'peers', ...opts.timing, ...(opts.masterWork ? { masterWork: opts.masterWork } : {}) },
       boards: Array.from({ length: opts.boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
       limits: { maxInFlightPerBoard: opts.capacity, maxQueue: 64, requestTimeoutMs: 5000 },
       classes: [{ name: 'control', priority: 0, deadlineMs: 3000, match: [{ pathPrefix: '/' }] }],
