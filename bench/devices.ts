@@ -14,7 +14,7 @@ import { simulatedPortFactory } from '../node/devices/simulated-ports.ts';
 import { PumpSimulator } from '../node/devices/simulators/pump.ts';
 import { demoDevices } from '../node/demo.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
-import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const N = Number(process.env.BENCH_DEVICE_REQUESTS ?? 500);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { closedLoop, type LoadResult } from '../node/load-gen.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
-import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');

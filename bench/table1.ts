@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
-import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { openLoop, pct, type ClassResult } from './open-loop.ts';
 import { lineChart } from './svg.ts';
 

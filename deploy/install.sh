@@ -42,7 +42,7 @@ rm -rf "$root/opt/ews"
 mv "$root/opt/ews.new" "$root/opt/ews"
 install -m 0640 "$config" "$root/etc/ews/cluster.json"
 printf 'EWS_BOARD=%s\n' "$board" > "$root/etc/ews/board.env"
-# Keep in step with deploy/node-flags.ts (a test checks).
+# Keep in step with node/node-flags.ts (a test checks).
 sed -e "s#@NODE@#$node#" -e "s#@NODE_OPTIONS@#--max-semi-space-size=1 --max-old-space-size=48#" "$pkg/ews.service" > "$root/etc/systemd/system/ews.service"
 
 if [ -z "$root" ]; then

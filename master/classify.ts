@@ -1,8 +1,8 @@
 // Request classification: the first class (in priority order) with a matching rule wins;
 // a request no rule matches falls into the lowest-priority class.
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIPv4 } from 'node:net';
 import { ipv4ToInt, type ClassConfig, type MatchRule } from '../shared/config.ts';
+import { isIPv4 } from '../shared/ipv4.ts';
 
 export interface RequestFacts { method: string; path: string; headers?: IncomingHttpHeaders; client?: string }
 

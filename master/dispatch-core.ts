@@ -9,50 +9,15 @@ import type { ErrorCode } from '../shared/errors.ts';
 import { TREES } from '../shared/content-levels.ts';
 import type { StateTable } from '../shared/state-table.ts';
 import { leastConnection, type BoardLoadView } from './least-connection.ts';
-import type { Outcome, QueueItem, Scheduler } from './scheduler.ts';
+import type { Outcome, Scheduler } from './scheduler.ts';
+import { OUTCOMES, type Effect, type Job, type JobInfo, type OutcomeName } from './job.ts';
 import { schedulerFor } from './scheduler-factory.ts';
 import { AdmissionController } from './qos/admission.ts';
 import { LoadMonitor, treeFor, UtilizationController } from './qos/adaptation.ts';
 import { QuotaController } from './qos/quota.ts';
+import { ReserveQueue } from './qos/reserve-queue.ts';
 
-/** What the adapter knows about a request when it arrives. */
-export interface JobInfo {
-  readonly cls: number;
-  readonly bytes: number;
-  /** Boards allowed to serve it (a device's attach list); undefined = any running board. */
-  readonly candidates: readonly number[] | undefined;
-  /** GET/HEAD/OPTIONS: may be retried on another board even after it was delivered. */
-  readonly safe: boolean;
-  /** A page (content adaptation applies); device control and APIs never adapt. */
-  readonly page: boolean;
-  /** The client's address (content adaptation picks a tree by client hash). */
-  readonly client: string;
-  /** A verified session: admission control lets it through (paper 000's transactional rule). */
-  readonly session: boolean;
-}
-
-export type JobState = 'reserved' | 'queued' | 'running' | 'done';
-
-/** One request inside the core. `payload` is the adapter's (the HTTP exchange); the core never reads it. */
-export interface Job<P> extends QueueItem, JobInfo {
-  readonly payload: P;
-  state: JobState;
-  attempts: number;
-  /** Boards that failed it already (never tried again); empty for almost every job. */
-  tried: readonly number[];
-  board: number;
-  id: number;
-  tree: number;
-  dispatchedMs: number;
-  reservedAt: number;
-}
-
-export type Effect<P> =
-  | { readonly kind: 'dispatch'; readonly job: Job<P>; readonly board: number; readonly id: number; readonly tree: number }
-  | { readonly kind: 'refuse'; readonly job: Job<P>; readonly code: ErrorCode; readonly message: string | undefined; readonly retryAfterS: number };
-
-export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
-export type OutcomeName = (typeof OUTCOMES)[number];
+export { OUTCOMES, type Effect, type Job, type JobInfo, type JobState, type OutcomeName } from './job.ts';
 
 const NONE: readonly number[] = [];
 /** 'spill': the master runs overflow itself only while its event loop is busy less than this. */
@@ -64,7 +29,7 @@ const SERVICE_EWMA = 0.2;
 
 export class DispatchCore<P> {
   readonly scheduler: Scheduler<Job<P>>;
-  private readonly reserve: Job<P>[][];
+  private readonly reserve: ReserveQueue<Job<P>>;
   private readonly admission: AdmissionController | undefined;
   private readonly adapt: { monitor: LoadMonitor; ctl: UtilizationController; U: number } | undefined;
   private readonly quota: QuotaController | undefined;
@@ -110,7 +75,7 @@ export class DispatchCore<P> {
     };
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
-    this.reserve = cfg.classes.map(() => []);
+    this.reserve = new ReserveQueue(cfg.classes.length, q.admission?.reserveMax ?? 0);
     this.inflight = cfg.classes.map(() => 0);
     this.serviceMs = cfg.classes.map(() => 0);
     this.respSum = cfg.classes.map(() => 0);
@@ -146,11 +111,8 @@ export class DispatchCore<P> {
     // Admission control (paper 000): verified sessions always pass; others pass with probability p
     // up to target_in; the rest wait in the reserve queue for the next period.
     if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {
-      const held = this.reserve.reduce((n, r) => n + r.length, 0);
-      if (held >= this.cfg.qos.admission!.reserveMax) return this.refuse(out, job, 'shed', 'QUEUE_FULL', 'the reserve queue is full', 1, nowMs);
+      if (!this.reserve.add(job, this.periodN)) return this.refuse(out, job, 'shed', 'QUEUE_FULL', 'the reserve queue is full', 1, nowMs);
       job.state = 'reserved';
-      job.reservedAt = this.periodN;
-      this.reserve[job.cls]!.push(job);
       return out;
     }
     const r = this.scheduler.enqueue(job);
@@ -197,12 +159,7 @@ export class DispatchCore<P> {
   /** The client went away. Queued: it leaves. Running: the slot stays taken until the board answers. */
   cancel(job: Job<P>): boolean {
     if (job.state === 'queued' && this.scheduler.remove(job)) return this.gone(job);
-    if (job.state === 'reserved') {
-      const r = this.reserve[job.cls]!;
-      const i = r.indexOf(job);
-      if (i >= 0) r.splice(i, 1);
-      return this.gone(job);
-    }
+    if (job.state === 'reserved' && this.reserve.remove(job)) return this.gone(job);
     return false;
   }
 
@@ -235,23 +192,18 @@ export class DispatchCore<P> {
     const { cfg } = this;
     if (this.admission) {
       const topUp = this.admission.period(cfg.classes.map((_, i) => this.scheduler.size(i)));
-      this.reserve.forEach((r, cls) => {
+      const after = cfg.qos.admission!.refuseAfterPeriods;
+      for (let cls = 0; cls < cfg.classes.length; cls++) {
         // Reserved requests go before new ones, oldest first; then the stale are refused.
-        let n = 0;
-        while (n < topUp[cls]! && r.length > 0) {
-          const job = r[0]!;
+        const n = this.reserve.release(cls, topUp[cls]!, (job) => {
           job.state = 'queued';
-          if (this.scheduler.enqueue(job) !== 'ok') {
-            job.state = 'reserved';
-            break;
-          }
-          r.shift();
-          n++;
-        }
-        this.admission!.admittedFromReserve(cls, n);
-        const after = cfg.qos.admission!.refuseAfterPeriods;
-        while (r.length > 0 && this.periodN - r[0]!.reservedAt >= after) this.refuse(out, r.shift()!, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
-      });
+          if (this.scheduler.enqueue(job) === 'ok') return true;
+          job.state = 'reserved';
+          return false;
+        });
+        this.admission.admittedFromReserve(cls, n);
+        for (const job of this.reserve.stale(cls, this.periodN, after)) this.refuse(out, job, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
+      }
     }
     if (this.adapt) {
       const a = cfg.qos.adaptation!;
@@ -279,8 +231,7 @@ export class DispatchCore<P> {
 
   /** Step-down: everything still waiting, in arrival order per class (handed to the new master). */
   drain(): Job<P>[] {
-    const reserved = this.reserve.flatMap((r) => r.splice(0));
-    const all = [...this.scheduler.drain(), ...reserved];
+    const all = [...this.scheduler.drain(), ...this.reserve.drain()];
     for (const j of all) j.state = 'done';
     return all;
   }
@@ -293,7 +244,7 @@ export class DispatchCore<P> {
   qosState(): Record<string, unknown> {
     return {
       scheduler: this.cfg.qos.scheduler, ...this.scheduler.state(),
-      ...(this.admission ? { admission: this.admission.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) })), reserve: this.reserve.map((r) => r.length) } : {}),
+      ...(this.admission ? { admission: this.admission.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) })), reserve: this.reserve.lengths() } : {}),
       ...(this.adapt ? { G: +this.adapt.ctl.G.toFixed(3), U: +this.adapt.U.toFixed(3) } : {}),
       ...(this.quota ? { quotas: [...this.quota.quotas] } : {}),
       inflight: [...this.inflight],

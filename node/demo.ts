@@ -6,7 +6,7 @@ import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BOARD_NODE_FLAGS } from '../deploy/node-flags.ts';
+import { BOARD_NODE_FLAGS } from './node-flags.ts';
 import { hashPassword } from './auth/password.ts';
 
 /** Simulated devices: a pump on Modbus RTU, a valve on the line protocol, a sensor on two boards. */

@@ -1,104 +1,11 @@
 // The cluster config: validated once at the edge into typed, frozen objects.
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
 import { readFileSync } from 'node:fs';
-import { isIPv4 } from 'node:net';
-import { readDevices, readSchedules, type DeviceConfig, type ScheduleConfig } from './device-config.ts';
+import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+import { readDevices, readSchedules } from './device-config.ts';
 
-/** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait). */
-export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string; readonly duplicateCheck: boolean }
-export interface ClusterConfig {
-  readonly name: string;
-  readonly key: Buffer;
-  readonly udpPort: number;
-  /** An IPv4 broadcast address, or 'peers' for unicast fan-out to every board. */
-  readonly broadcast: string;
-  readonly heartbeatMs: number;
-  readonly tmaxMs: number;
-  readonly tthresholdMs: number;
-  /** Extra wait per step of ring distance before a non-adjacent board takes over. */
-  readonly staggerMs: number;
-  /** Least gap between two change-triggered STATE broadcasts (coalescing). */
-  readonly stateMinGapMs: number;
-  /**
-   * Where the master's own share of the work goes. 'spill': the master runs a request itself only
-   * when every other eligible board is full and its own event loop is less than 60 % busy (it
-   * pays for every request it forwards, so its CPU is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
-   * 'forward' (the default, measured best in bench/results/boards.md): the master runs only what
-   * no other running board can serve.
-   */
-  readonly masterWork: 'spill' | 'share' | 'forward';
-  readonly vip: VipConfig | undefined;
-}
-export interface BoardConfig {
-  readonly id: string; readonly index: number; readonly address: string;
-  readonly httpPort: number; readonly udpPort: number;
-}
-export interface MatchRule {
-  readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp;
-  /** A request header present (`name`) or equal to a value (`name=value`). */
-  readonly header?: { name: string; value: string | undefined };
-  /** A cookie present. */
-  readonly cookie?: string;
-  /** The client's IPv4 address inside a network, e.g. 10.0.0.0/8. */
-  readonly client?: { net: number; mask: number };
-}
-export interface ClassConfig {
-  readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
-  /** QoS (SPEC §7): DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
-  readonly weight: number; readonly share: number; readonly mk: { m: number; k: number } | undefined; readonly targetMs: number;
-  /** Per-class queue bound (defaults to limits.maxQueue). */
-  readonly maxQueue: number;
-  /** A request still queued after this long is answered 503 instead of being served late. */
-  readonly deadlineMs: number;
-}
-export type SchedulerName = 'priority' | 'fifo' | 'dwfs' | 'weakly-hard' | 'fpd';
-export interface AdmissionConfig { readonly targetQueue: number; readonly q0: number; readonly q1: number; readonly alpha: number; readonly refuseAfterPeriods: number; readonly reserveMax: number }
-export interface AdaptationConfig { readonly trees: number; readonly targetUtilization: number; readonly k: number; readonly a: number; readonly b: number }
-export interface QuotaConfig { readonly gain: number }
-export interface QosConfig {
-  readonly scheduler: SchedulerName;
-  /** Control period of every QoS loop. */
-  readonly periodMs: number;
-  /** Responses remembered per class (responseLevelLog length). */
-  readonly historyK: number;
-  readonly dwfsBeta: number;
-  readonly admission: AdmissionConfig | undefined;
-  readonly adaptation: AdaptationConfig | undefined;
-  readonly quota: QuotaConfig | undefined;
-}
-export interface LimitsConfig {
-  readonly maxHeaderBytes: number; readonly maxBodyBytes: number;
-  readonly maxQueue: number; readonly maxQueueBytes: number;
-  readonly maxInFlightPerBoard: number; readonly maxConnections: number;
-  readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
-  readonly maxDispatchAttempts: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
-  readonly sseClientsMax: number;
-  /** Requests waiting per serial port. */
-  readonly serialQueueMax: number;
-  /** Longest wait between attempts to reopen a lost serial port. */
-  readonly serialBackoffMaxMs: number;
-  /** Idempotency-Key records kept (shared through the cluster) and for how long. */
-  readonly idempotencyKeysMax: number;
-  readonly idempotencyTtlMs: number;
-}
-export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
-export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[]; readonly sessionTtlS: number }
-export interface Config {
-  readonly cluster: ClusterConfig;
-  readonly boards: readonly BoardConfig[];
-  readonly classes: readonly ClassConfig[];
-  readonly qos: QosConfig;
-  readonly limits: LimitsConfig;
-  /** undefined = no auth section at all (check-config accepts it, `ews start` refuses it). */
-  readonly auth: AuthConfig | undefined;
-  readonly devices: readonly DeviceConfig[];
-  readonly schedules: readonly ScheduleConfig[];
-  readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
-  /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
-  readonly stateDir: string | undefined;
-  /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
-  readonly benchmarkHandlers: boolean;
-}
+export type * from './config-types.ts';
+import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
@@ -196,9 +103,6 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, masterWork, vip };
 }
 
-export function ipv4ToInt(a: string): number {
-  return a.split('.').reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
-}
 
 function num(r: Reader, o: Raw, key: string, path: string, def: number, min: number, max: number): number {
   const v = o[key];
@@ -416,3 +320,4 @@ function deepFreeze<T>(o: T): T {
   }
   return o;
 }
+export { ipv4ToInt };

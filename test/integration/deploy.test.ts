@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts, ROOT, waitFor } from './harness.ts';
-import { BOARD_NODE_FLAGS } from '../../deploy/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
 import { demoDevices } from '../../node/demo.ts';
 
 describe('deploy', () => {
@@ -39,7 +39,7 @@ describe('deploy', () => {
     for (const line of ['Restart=on-failure', 'Type=notify', 'WatchdogSec=20s', 'User=ews', 'SupplementaryGroups=dialout', 'NoNewPrivileges=yes', 'AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE', 'CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE']) {
       assert.ok(unit.includes(`\n${line}\n`), line);
     }
-    assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as deploy/node-flags.ts');
+    assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as node/node-flags.ts');
     assert.ok(unit.includes(`ExecStart=${process.execPath} /opt/ews/ews.js start`));
     const v = spawnSync('systemd-analyze', ['verify', join(root, 'etc/systemd/system/ews.service')], { encoding: 'utf8' });
     if (v.error) return; // systemd-analyze not on this machine

@@ -1,0 +1,43 @@
+// A request as the dispatch core sees it: the facts the adapter knows when it arrives, what the
+// core records about it on its way, the effects the core returns, and how a request can end.
+import type { ErrorCode } from '../shared/errors.ts';
+import type { QueueItem } from './scheduler.ts';
+
+/** What the adapter knows about a request when it arrives. */
+export interface JobInfo {
+  readonly cls: number;
+  readonly bytes: number;
+  /** Boards allowed to serve it (a device's attach list); undefined = any running board. */
+  readonly candidates: readonly number[] | undefined;
+  /** GET/HEAD/OPTIONS: may be retried on another board even after it was delivered. */
+  readonly safe: boolean;
+  /** A page (content adaptation applies); device control and APIs never adapt. */
+  readonly page: boolean;
+  /** The client's address (content adaptation picks a tree by client hash). */
+  readonly client: string;
+  /** A verified session: admission control lets it through (paper 000's transactional rule). */
+  readonly session: boolean;
+}
+
+export type JobState = 'reserved' | 'queued' | 'running' | 'done';
+
+/** One request inside the core. `payload` is the adapter's (the HTTP exchange); the core never reads it. */
+export interface Job<P> extends QueueItem, JobInfo {
+  readonly payload: P;
+  state: JobState;
+  attempts: number;
+  /** Boards that failed it already (never tried again); empty for almost every job. */
+  tried: readonly number[];
+  board: number;
+  id: number;
+  tree: number;
+  dispatchedMs: number;
+  reservedAt: number;
+}
+
+export type Effect<P> =
+  | { readonly kind: 'dispatch'; readonly job: Job<P>; readonly board: number; readonly id: number; readonly tree: number }
+  | { readonly kind: 'refuse'; readonly job: Job<P>; readonly code: ErrorCode; readonly message: string | undefined; readonly retryAfterS: number };
+
+export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
+export type OutcomeName = (typeof OUTCOMES)[number];

@@ -1,0 +1,56 @@
+// The dependency direction, checked on every import of the runtime: shared/ (pure cores and wire
+// formats) ← master/ (the master role's decisions) ← node/ (the board runtime, all I/O). Nothing
+// in the runtime imports deploy/, bench/, test/ or hw-test/. Run by `npm test` and `npm run lint`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const RUNTIME = ['shared', 'master', 'node'] as const;
+/** What each folder may import from (besides itself, node: builtins and packages). */
+const ALLOWED: Record<(typeof RUNTIME)[number], readonly string[]> = { shared: [], master: ['shared'], node: ['shared', 'master'] };
+/** Files that may be imported but not import I/O: the pure folders must not touch these modules. */
+const IO_MODULES = /^node:(fs|net|dgram|http|https|child_process|worker_threads|tls)$/;
+/** The few shared/ files that are I/O at the edge (reading bodies, config files, logs) until they move to node/. */
+const SHARED_IO_EXCEPTIONS = new Set(['shared/http-io.ts', 'shared/config.ts', 'shared/log.ts']);
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return files(p);
+    return p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const IMPORT = /^\s*(import|export)\s(type\s)?[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|import\('([^']+)'\)/gm;
+
+/** Every module a file imports; `typeOnly`: erased at build time (no code is loaded). */
+function imports(file: string): Array<{ spec: string; typeOnly: boolean }> {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT)].map((m) => ({ spec: m[3] ?? m[4] ?? m[5]!, typeOnly: m[2] !== undefined }));
+}
+
+test('layering: shared ← master ← node; the runtime imports no deploy, bench or test code', () => {
+  const problems: string[] = [];
+  for (const top of RUNTIME) {
+    for (const file of files(join(ROOT, top))) {
+      const rel = relative(ROOT, file);
+      for (const { spec, typeOnly } of imports(file)) {
+        if (spec.startsWith('.')) {
+          const target = relative(ROOT, resolve(dirname(file), spec));
+          const folder = target.split('/')[0]!;
+          if (folder !== top && !ALLOWED[top].includes(folder)) problems.push(`${rel} imports ${target} (${top}/ may use ${[top, ...ALLOWED[top]].join(', ')})`);
+        } else if (top !== 'node' && !typeOnly && IO_MODULES.test(spec) && !SHARED_IO_EXCEPTIONS.has(rel)) {
+          problems.push(`${rel} imports ${spec}: ${top}/ is pure (no I/O)`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('limits on files: nothing in master/ or shared/ over 350 lines', () => {
+  const long = ['shared', 'master'].flatMap((top) => files(join(ROOT, top))).map((f) => [relative(ROOT, f), readFileSync(f, 'utf8').split('\n').length] as const).filter(([, n]) => n > 350);
+  assert.deepEqual(long, []);
+});
