@@ -84,7 +84,7 @@ export async function runDispatchBench(): Promise<Record<string, unknown>> {
   }
   // Saturate the master with slow requests for a while and see whether heartbeats kept flowing.
   const term0 = await metric(three.urls[1]!, 'ews_term');
-  const sat = await closedLoop(three.urls[0] + '/cgi-bin/echo?ms=5', 256, SECONDS * 2);
+  const sat = await closedLoop(`${three.urls[0]}/cgi-bin/echo?ms=5`, 256, SECONDS * 2);
   clearInterval(sampler);
   const gaps = await Promise.all(three.urls.slice(1).map((u) => metric(u, 'ews_state_gap_max_ms')));
   const loopMax = await metric(three.urls[0]!, 'ews_event_loop_delay_ms{q="max"}');
@@ -114,7 +114,7 @@ export async function runDispatchBench(): Promise<Record<string, unknown>> {
 export function writeResults(name: string, data: unknown, markdown: string): void {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${name}.json`), JSON.stringify(data, null, 2) + '\n');
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
   writeFileSync(join(dir, `${name}.md`), markdown);
 }
 

@@ -74,5 +74,5 @@ const result = {
   samples: { vipMovedMs: vipMs, firstControlRequestMs: okMs },
 };
 mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(join(import.meta.dirname, `results/failover${DUPLICATE_CHECK ? '' : '-no-duplicate-check'}.json`), JSON.stringify(result, null, 2) + '\n');
+writeFileSync(join(import.meta.dirname, `results/failover${DUPLICATE_CHECK ? '' : '-no-duplicate-check'}.json`), `${JSON.stringify(result, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify({ vipMovedMs: result.vipMovedMs, firstControlRequestMs: result.firstControlRequestMs })}\n`);

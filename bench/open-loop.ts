@@ -17,7 +17,8 @@ export async function openLoop(base: string, rate: number, seconds: number, pick
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const { cls, path, headers } = pick(i);
-    const r = (out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [] });
+    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [] };
+    const r = out[cls];
     r.sent++;
     const t0 = performance.now();
     inflight.push(new Promise<void>((resolve) => {

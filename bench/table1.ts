@@ -116,7 +116,7 @@ for (const make of [() => ews('priority'), () => haproxy(true), () => ews('fifo'
 const dir = join(ROOT, 'bench/results');
 mkdirSync(dir, { recursive: true });
 const meta = { what: `open loop, ${SECONDS} s per point, service S = ${S} ms, C = ${C} per board, ${BOARDS} boards (capacity ${CAPACITY} req/s), client timeout ${TIMEOUT_MS} ms`, node: process.version };
-writeFileSync(join(dir, 'table1.json'), JSON.stringify({ ...meta, rows }, null, 2) + '\n');
+writeFileSync(join(dir, 'table1.json'), `${JSON.stringify({ ...meta, rows }, null, 2)}\n`);
 const md = [`# Paper 001 Table 1, with HAProxy side by side (${new Date().toISOString()})`, '', `${meta.what}.`, '',
   '| system | HIGH share | load | HIGH done/s | HIGH p50 | HIGH p99 | HIGH fail | LOW done/s | LOW p50 | LOW p99 | LOW fail | board ms wasted |', '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map((r) => `| ${r.system} | ${r.highShare * 100}% | ${r.load}× | ${r.high.donePerS} | ${r.high.p50Ms} | ${r.high.p99Ms} | ${r.high.failures} | ${r.low.donePerS} | ${r.low.p50Ms} | ${r.low.p99Ms} | ${r.low.failures} | ${r.wastedBoardMs} |`)].join('\n');

@@ -68,7 +68,7 @@ for (const arch of ARCHES) {
       mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
       const file = join(ROOT, 'bench/results/arm.json');
       const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-      writeFileSync(file, JSON.stringify({ ...previous, ...results, measuredAt: new Date().toISOString() }, null, 2) + '\n');
+      writeFileSync(file, `${JSON.stringify({ ...previous, ...results, measuredAt: new Date().toISOString() }, null, 2)}\n`);
     });
   });
 }

@@ -12,7 +12,7 @@ export interface Classifier {
 }
 
 function hasCookie(header: string | undefined, name: string): boolean {
-  return header !== undefined && header.split(';').some((p) => p.trim().startsWith(`${name}=`));
+  return header?.split(';').some((p) => p.trim().startsWith(`${name}=`)) === true;
 }
 
 function matches(rule: MatchRule, f: RequestFacts): boolean {

@@ -2,7 +2,7 @@
 // coalesces a concurrent retry onto the running attempt, records the answer, and tells every
 // board (IDEM packets) so a retry through another board or a new master replays it.
 import { EwsError } from '../shared/errors.ts';
-import { IdempotencyStore, type IdemRecord } from '../shared/idempotency-store.ts';
+import type { IdempotencyStore, IdemRecord } from '../shared/idempotency-store.ts';
 
 export interface Captured { status: number; body: string; headers?: Record<string, string> }
 export interface IdemOutcome extends Captured { replayed: boolean; board: number }

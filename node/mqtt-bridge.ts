@@ -125,8 +125,14 @@ export class MqttBridge {
       this.commands.inc({ outcome: 'rejected' });
       this.client?.publish(resultTopic, JSON.stringify({ status: err.status, error: { code: err.code, message: err.message } }), { qos: 0 });
     };
-    if (payload.length > PAYLOAD_BYTES_MAX) return fail(new EwsError('BODY_TOO_LARGE', `payload over ${PAYLOAD_BYTES_MAX} bytes`));
-    if (this.inflight >= this.cfg.limits.serialQueueMax) return fail(new EwsError('DEVICE_BUSY', 'too many MQTT commands in progress'));
+    if (payload.length > PAYLOAD_BYTES_MAX) {
+      fail(new EwsError('BODY_TOO_LARGE', `payload over ${PAYLOAD_BYTES_MAX} bytes`));
+      return;
+    }
+    if (this.inflight >= this.cfg.limits.serialQueueMax) {
+      fail(new EwsError('DEVICE_BUSY', 'too many MQTT commands in progress'));
+      return;
+    }
     // Payload: empty, a bare value (42, true), or {"value": …, "key": "idempotency key"}.
     let value: unknown;
     let key: string | undefined;
@@ -140,7 +146,8 @@ export class MqttBridge {
           if (k !== undefined) key = String(k);
         } else value = v;
       } catch {
-        return fail(new EwsError('BAD_REQUEST', 'payload must be empty, a JSON value, or {"value": …, "key": …}'));
+        fail(new EwsError('BAD_REQUEST', 'payload must be empty, a JSON value, or {"value": …, "key": …}'));
+        return;
       }
     }
     const headers: Record<string, string> = { 'x-ews-origin': 'mqtt', ...this.credentials() };

@@ -59,10 +59,10 @@ class Reader {
   arr(o: Raw, key: string, path: string, required: boolean): unknown[] | undefined {
     const v = o[key];
     if (v === undefined) {
-      if (required) this.bad(`${path ? path + '.' : ''}${key}`, 'is required');
+      if (required) this.bad(`${path ? `${path}.` : ''}${key}`, 'is required');
       return undefined;
     }
-    if (!Array.isArray(v)) return this.bad(`${path ? path + '.' : ''}${key}`, 'must be an array'), undefined;
+    if (!Array.isArray(v)) return this.bad(`${path ? `${path}.` : ''}${key}`, 'must be an array'), undefined;
     return v;
   }
 }
@@ -118,7 +118,10 @@ function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] 
   const boards: BoardConfig[] = [];
   list.forEach((b, index) => {
     const p = `boards[${index}]`;
-    if (!isObj(b)) return r.bad(p, 'must be an object');
+    if (!isObj(b)) {
+      r.bad(p, 'must be an object');
+      return;
+    }
     r.noUnknown(b, p, ['id', 'address', 'httpPort', 'udpPort']);
     const id = r.str(b, 'id', p);
     if (id && !ID_RE.test(id)) r.bad(`${p}.id`, 'must be 1-32 of A-Z a-z 0-9 _ -');
@@ -156,7 +159,10 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
   const out: ClassConfig[] = [];
   list.forEach((c, i) => {
     const p = `classes[${i}]`;
-    if (!isObj(c)) return r.bad(p, 'must be an object');
+    if (!isObj(c)) {
+      r.bad(p, 'must be an object');
+      return;
+    }
     // weight/mk/targetMs/share belong to the QoS pipeline (SPEC §7) and are accepted now so configs stay stable.
     r.noUnknown(c, p, ['name', 'priority', 'match', 'maxQueue', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
     const name = r.str(c, 'name', p);
@@ -164,7 +170,10 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
     const match: MatchRule[] = [];
     (r.arr(c, 'match', p, true) ?? []).forEach((m, j) => {
       const mp = `${p}.match[${j}]`;
-      if (!isObj(m)) return r.bad(mp, 'must be an object');
+      if (!isObj(m)) {
+        r.bad(mp, 'must be an object');
+        return;
+      }
       r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex', 'header', 'cookie', 'client']);
       const rule: { -readonly [K in keyof MatchRule]: MatchRule[K] } = {};
       if (m.header !== undefined) {
@@ -231,7 +240,10 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
   const users: UserConfig[] = [];
   (r.arr(a, 'users', 'auth', false) ?? []).forEach((u, i) => {
     const p = `auth.users[${i}]`;
-    if (!isObj(u)) return r.bad(p, 'must be an object');
+    if (!isObj(u)) {
+      r.bad(p, 'must be an object');
+      return;
+    }
     r.noUnknown(u, p, ['name', 'role', 'passwordHash']);
     const role = r.str(u, 'role', p);
     if (role !== 'viewer' && role !== 'operator') r.bad(`${p}.role`, 'must be "viewer" or "operator"');

@@ -89,13 +89,19 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
   const portSettings = new Map<string, { serial: SerialSettings; path: string }>();
   list.forEach((d, i) => {
     const p = `devices[${i}]`;
-    if (!isObj(d)) return out.bad(p, 'must be an object');
+    if (!isObj(d)) {
+      out.bad(p, 'must be an object');
+      return;
+    }
     const id = str(d, 'id', p, out);
     if (id && !ID_RE.test(id)) out.bad(`${p}.id`, 'must be 1-32 of A-Z a-z 0-9 _ -');
     if (ids.has(id)) out.bad(`${p}.id`, `duplicate device "${id}"`);
     ids.add(id);
     const driver = str(d, 'driver', p, out);
-    if (driver !== 'modbus-rtu' && driver !== 'line') return out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
+    if (driver !== 'modbus-rtu' && driver !== 'line') {
+      out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
+      return;
+    }
     const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'points', 'actions', 'simulate'];
     const simulate = d.simulate;
     if (simulate !== undefined && !['pump', 'valve', 'sensor'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve" or "sensor"');
@@ -108,7 +114,10 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     if (!Array.isArray(al) || al.length === 0) out.bad(`${p}.attach`, 'needs at least one { "board", "port" }');
     else al.forEach((a, j) => {
       const ap = `${p}.attach[${j}]`;
-      if (!isObj(a)) return out.bad(ap, 'must be an object');
+      if (!isObj(a)) {
+        out.bad(ap, 'must be an object');
+        return;
+      }
       unknownKeys(a, ap, ['board', 'port'], out);
       const boardId = str(a, 'board', ap, out);
       const board = boardIds.indexOf(boardId);
@@ -184,7 +193,10 @@ export function readSchedules(list: readonly unknown[], devices: readonly Device
   const res: ScheduleConfig[] = [];
   list.forEach((s, i) => {
     const p = `schedules[${i}]`;
-    if (!isObj(s)) return out.bad(p, 'must be an object');
+    if (!isObj(s)) {
+      out.bad(p, 'must be an object');
+      return;
+    }
     unknownKeys(s, p, ['cron', 'device', 'action', 'value'], out);
     const cron = str(s, 'cron', p, out);
     if (cron && !cronValid(cron)) out.bad(`${p}.cron`, 'is not a valid cron expression');

@@ -106,13 +106,15 @@ export class FrameCodec {
   private fields(buf: Buffer, end: number): Frame | undefined {
     const type = buf[4];
     let o = 5;
-    const u8 = () => buf.readUInt8((o += 1) - 1);
-    const u16 = () => buf.readUInt16BE((o += 2) - 2);
-    const u32 = () => buf.readUInt32BE((o += 4) - 4);
-    const bytes = (n: number) => {
+    const take = (n: number): number => {
       if (o + n > end) throw new RangeError('short');
-      return buf.subarray(o, (o += n));
+      o += n;
+      return o - n;
     };
+    const u8 = () => buf.readUInt8(take(1));
+    const u16 = () => buf.readUInt16BE(take(2));
+    const u32 = () => buf.readUInt32BE(take(4));
+    const bytes = (n: number) => buf.subarray(take(n), o);
     if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: u32() } : undefined;
     if (type === TYPE_REQUEST) {
       const id = u32(), master = u8(), term = u32(), target = u8(), cls = u8(), tree = u8(), origin = ORIGINS[u8()];

@@ -13,7 +13,8 @@ export class DispatchReplayGuard {
     let s = this.seen.get(key);
     if (!s) {
       if (this.seen.size >= this.mastersMax) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(key, (s = { maxId: 0, ids: new Set() }));
+      s = { maxId: 0, ids: new Set() };
+      this.seen.set(key, s);
     }
     if (d.id <= s.maxId - this.window || s.ids.has(d.id)) return false;
     s.ids.add(d.id);

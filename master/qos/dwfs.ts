@@ -56,7 +56,9 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
     if (this.lastPeriodMs === undefined) this.lastPeriodMs = nowMs;
     if (nowMs - this.lastPeriodMs >= this.opts.periodMs) {
       this.lastPeriodMs = nowMs;
-      this.queues.forEach((q, i) => (this.weights[i] = this.opts.weights[i]! * (1 + this.opts.beta * q.size)));
+      this.queues.forEach((q, i) => {
+        this.weights[i] = this.opts.weights[i]! * (1 + this.opts.beta * q.size);
+      });
     }
   }
 

@@ -34,9 +34,12 @@ export class DeviceDirectory {
 
   apply(snap: DeviceSnapshotWire, board: number): boolean {
     const dev = this.devices.find((d) => d.id === snap.id);
-    if (!dev || !dev.attach.some((a) => a.board === board)) return false;
+    if (!dev?.attach.some((a) => a.board === board)) return false;
     let m = this.seen.get(dev.id);
-    if (!m) this.seen.set(dev.id, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      this.seen.set(dev.id, m);
+    }
     m.set(board, snap);
     return true;
   }

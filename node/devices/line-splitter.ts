@@ -7,8 +7,7 @@ export class LineSplitter {
   push(chunk: Buffer | string): string[] {
     this.buf += typeof chunk === 'string' ? chunk : chunk.toString('latin1');
     const lines: string[] = [];
-    let i: number;
-    while ((i = this.buf.indexOf(this.eol)) >= 0) {
+    for (let i = this.buf.indexOf(this.eol); i >= 0; i = this.buf.indexOf(this.eol)) {
       lines.push(this.buf.slice(0, i).replace(/\r$/, ''));
       this.buf = this.buf.slice(i + this.eol.length);
     }

@@ -19,7 +19,9 @@ export function crc16(buf: Uint8Array, end = buf.length): number {
 
 function withCrc(body: number[]): Buffer {
   const b = Buffer.alloc(body.length + 2);
-  body.forEach((v, i) => (b[i] = v));
+  body.forEach((v, i) => {
+    b[i] = v;
+  });
   b.writeUInt16LE(crc16(b, body.length), body.length);
   return b;
 }

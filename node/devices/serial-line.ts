@@ -92,7 +92,8 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
     try {
       made = this.factory(this.path, this.settings);
     } catch (e) {
-      return this.scheduleReopen(`cannot create port: ${(e as Error).message}`);
+      this.scheduleReopen(`cannot create port: ${(e as Error).message}`);
+      return;
     }
     Promise.resolve(made).then(
       (p) => this.opened(p),

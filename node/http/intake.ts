@@ -106,7 +106,8 @@ export class Intake {
       const t = deviceTarget(path, method, this.d.cfg.devices);
       if (t) candidates = this.routeDevice(t.device.attach.map((a) => a.board), method, path, req, res, body, clsName);
     } catch (e) {
-      return sendError(res, e);
+      sendError(res, e);
+      return;
     }
     if (candidates === null) return; // answered from the idempotency record
     const via = req.headers['x-ews-origin'];

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseConfig } from '../../shared/config.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { EwsError } from '../../shared/errors.ts';
+import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';
 import { ptyPair, until, type PtyPair } from './pty.ts';

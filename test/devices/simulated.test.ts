@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../shared/config.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { EwsError } from '../../shared/errors.ts';
+import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { simulatedPortFactory } from '../../node/devices/simulated-ports.ts';
 import { demoDevices } from '../../node/demo.ts';

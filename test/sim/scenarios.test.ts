@@ -135,7 +135,7 @@ test('a flapping master cable (down/up every 200 ms for 10 s) settles to one mas
   const sim = cluster(3);
   const start = sim.now;
   for (let k = 0; k < 50; k++) {
-    sim.setLink(0, k % 2 === 0 ? false : true);
+    sim.setLink(0, k % 2 !== 0);
     sim.runUntil(start + (k + 1) * 200);
   }
   sim.setLink(0, true);

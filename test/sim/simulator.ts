@@ -136,7 +136,9 @@ export class ClusterSim {
     this.boards[i]!.linkUp = up;
   }
   partition(groups: number[]): void {
-    groups.forEach((g, i) => (this.boards[i]!.group = g));
+    groups.forEach((g, i) => {
+      this.boards[i]!.group = g;
+    });
   }
   heal(): void {
     this.loss = 0;
@@ -202,7 +204,7 @@ export class ClusterSim {
   /** A client request arrives at whichever boards believe they are master: each one's dispatch core decides. */
   request(serviceMs: number): void {
     this.boards.forEach((b, m) => {
-      if (!b.core || b.core.role !== 'master') return;
+      if (b.core?.role !== 'master') return;
       this.runEffects(m, b.dispatch!.submit(serviceMs, { cls: 0, bytes: 0, candidates: undefined, safe: true, page: false, client: 'sim', session: false }, this.now).effects);
     });
   }
@@ -270,7 +272,10 @@ export class ClusterSim {
       }
       if (c.role === 'master') {
         let set = this.termHolders.get(c.term);
-        if (!set) this.termHolders.set(c.term, (set = new Set()));
+        if (!set) {
+          set = new Set();
+          this.termHolders.set(c.term, set);
+        }
         set.add(i);
         if (set.size > 1) this.violations.push(`t=${this.now} term ${c.term} has masters ${[...set].join(',')}`);
       }

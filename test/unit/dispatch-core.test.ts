@@ -23,23 +23,26 @@ const dispatches = (e: Effect<string>[]) => e.filter((x) => x.kind === 'dispatch
 test('least-connected board in ring order; at capacity a job waits, and a completion dispatches it', () => {
   const { core, table } = setup();
   const placed: string[] = [];
-  for (let i = 0; i < 7; i++) placed.push(...dispatches(core.submit(`r${i}`, info(), 0).effects));
+  const jobs = [];
+  for (let i = 0; i < 7; i++) {
+    const s = core.submit(`r${i}`, info(), 0);
+    jobs.push(s.job);
+    placed.push(...dispatches(s.effects));
+  }
   assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@2', 'r3@0', 'r4@1', 'r5@2'], 'two per board, spread evenly');
   assert.equal(core.queued(), 1);
   assert.deepEqual([0, 1, 2].map((i) => table.linknum(i)), [2, 2, 2]);
   const first = core.submit('x', info(), 0).job; // queued behind r6
   assert.equal(first.state, 'queued');
   // r1 on board 1 answers: the oldest waiting job takes its slot.
-  const job1 = core['running'].get(2)!;
-  assert.deepEqual(dispatches(core.finished(job1, 10, 20)), ['r6@1']);
+  assert.deepEqual(dispatches(core.finished(jobs[1]!, 10, 20)), ['r6@1']);
   assert.equal(core.serviceMs[0], 20);
   core.check();
 });
 
 test('HIGH before LOW: a control request waiting goes before earlier pages', () => {
   const { core } = setup({}, 1);
-  core.submit('p0', info({ cls: 1 }), 0);
-  const p0 = core['running'].get(1)!;
+  const p0 = core.submit('p0', info({ cls: 1 }), 0).job;
   core.submit('p1', info({ cls: 1 }), 0);
   core.submit('p2', info({ cls: 1 }), 1);
   core.submit('c0', info({ cls: 0 }), 2);
