@@ -2,7 +2,8 @@
 // (Browser-side code is passed as strings: this program is typed for Node, not the DOM.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { makeCluster, metric, ROOT, waitFor, type TestCluster } from '../integration/harness.ts';
@@ -10,7 +11,8 @@ import { hashPassword } from '../../node/auth/password.ts';
 import { demoDevices } from '../../node/demo.ts';
 import { CHROMIUM, launch } from './browser.ts';
 
-const SHOTS = join(ROOT, 'bench/results/ui');
+// `npm run screenshots` writes them into bench/results/ui; `npm test` into a temp dir (the tree stays clean).
+const SHOTS = process.env.EWS_SCREENSHOTS === '1' ? join(ROOT, 'bench/results/ui') : mkdtempSync(join(tmpdir(), 'ews-shots-'));
 const skip = !existsSync(CHROMIUM) && !process.env.CI ? 'needs Debian chromium (CI installs it)' : false;
 
 describe('web UI in Chromium', { skip }, () => {
