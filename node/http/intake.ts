@@ -86,6 +86,11 @@ export class Intake {
     if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
   }
 
+  /** Drop the dispatch link's connections (a pulled cable): dispatches on them fail and are retried or refused. */
+  dropConnections(): void {
+    this.d.link.close();
+  }
+
   close(): void {
     clearInterval(this.timer);
     if (this.periodTimer) clearInterval(this.periodTimer);

@@ -1,0 +1,157 @@
+// What a board does when the cluster changes: role changes (VIP, schedules, MQTT, handing the
+// queue to a new master), boards going down, and the application data boards share (device
+// readings, idempotency records, revoked sessions); plus this board's own device readings
+// going out, and the cluster view pushed to SSE clients and MQTT.
+import type { Config } from '../shared/config.ts';
+import type { CoreEvent } from '../shared/election.ts';
+import type { Logger } from '../shared/log.ts';
+import type { AppMessage } from '../shared/protocol.ts';
+import { parseIdem } from '../shared/idempotency-store.ts';
+import type { SessionSigner } from './auth/session.ts';
+import type { ClusterLink } from './cluster-link.ts';
+import type { ClusterView } from './cluster-view.ts';
+import type { DeviceDirectory } from './devices/device-directory.ts';
+import { parseSnapshot } from './devices/device-directory.ts';
+import type { DeviceManager, DeviceSnapshot } from './devices/device-manager.ts';
+import type { EventsHub } from './events-hub.ts';
+import type { Intake } from './http/intake.ts';
+import type { MasterRelay } from './http/master-relay.ts';
+import type { IdempotentExecutor } from './idempotent-exec.ts';
+import type { MqttBridge } from './mqtt-bridge.ts';
+import type { Schedules } from './schedules.ts';
+import type { VipManager } from './vip.ts';
+
+/** How often a board re-broadcasts its device readings (boards that join later learn them). */
+const DEVICE_REFRESH_MS = 5000;
+/** Readings of one device within this window go out in one packet. */
+const DEVICE_COALESCE_MS = 100;
+/** How often SSE clients get the cluster view while any is connected. */
+const VIEW_PUSH_MS = 250;
+
+export interface ReactionDeps {
+  cfg: Config;
+  self: number;
+  log: Logger;
+  link: ClusterLink;
+  intake: Intake;
+  relay: MasterRelay;
+  devices: DeviceManager;
+  directory: DeviceDirectory;
+  idem: IdempotentExecutor;
+  signer: SessionSigner;
+  hub: EventsHub;
+  mqtt: MqttBridge;
+  schedules: Schedules;
+  vip: VipManager | undefined;
+  view(): ClusterView;
+  closing(): boolean;
+}
+
+export class ClusterReactions {
+  private readonly devicePending = new Map<string, NodeJS.Timeout>();
+  private deviceRefresh: NodeJS.Timeout | undefined;
+  private hubTimer: NodeJS.Timeout | undefined;
+  private lastPublished = '';
+
+  constructor(private readonly d: ReactionDeps) {}
+
+  /** Start re-broadcasting this board's readings. */
+  start(): void {
+    this.deviceRefresh = setInterval(() => {
+      for (const snap of this.d.devices.snapshots()) this.d.link.broadcastApp('DEVICE', { ...snap });
+    }, DEVICE_REFRESH_MS);
+    this.deviceRefresh.unref();
+  }
+
+  close(): void {
+    if (this.hubTimer) clearInterval(this.hubTimer);
+    if (this.deviceRefresh) clearInterval(this.deviceRefresh);
+    for (const t of this.devicePending.values()) clearTimeout(t);
+  }
+
+  onEvents(events: CoreEvent[]): void {
+    const { d } = this;
+    for (const e of events) {
+      if (e.kind === 'role') {
+        d.log.info({ role: e.role, term: e.term, master: d.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
+        d.mqtt.setMaster(e.role === 'master');
+        if (e.role === 'master') {
+          d.mqtt.republish();
+          void d.vip?.claim();
+          if (!d.closing()) d.schedules.start();
+        } else if (e.previous === 'master') {
+          void d.vip?.release();
+          d.schedules.stop();
+          // Step down: whatever is still queued here goes to the new master.
+          for (const p of d.intake.drain()) d.relay.relay(d.link.core.master, p.req, p.res, p.body);
+        }
+      } else if (e.kind === 'runstate') {
+        d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
+        if (e.runstate === -1) d.directory.boardDown(e.board);
+      } else if (e.kind === 'stale-master') {
+        d.log.warn({ peer: d.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
+        void d.vip?.announce();
+        d.mqtt.republish();
+      }
+    }
+    this.publishCluster();
+  }
+
+  /** DEVICE, IDEM and REVOKE packets from other boards. */
+  onApp(msg: AppMessage): void {
+    const { d } = this;
+    if (msg.type === 'REVOKE') {
+      const { sid, exp } = msg.body;
+      if (typeof sid === 'string' && typeof exp === 'number') d.signer.revoke(sid, exp, Date.now());
+      return;
+    }
+    if (msg.type === 'IDEM') {
+      const rec = parseIdem(msg.body, d.cfg.boards.length);
+      if (rec && rec.board === msg.sender) d.idem.store.put(rec, Date.now());
+      return;
+    }
+    const snap = parseSnapshot(msg.body, d.cfg.devices);
+    if (snap && d.directory.apply(snap, msg.sender)) {
+      d.hub.publish('device', snap);
+      d.mqtt.publishState();
+    }
+  }
+
+  /** A local device changed: record it, and tell the cluster (coalesced per device). */
+  onSnapshot(snap: DeviceSnapshot): void {
+    const { d } = this;
+    d.directory.apply(snap, d.self);
+    d.hub.publish('device', snap);
+    d.mqtt.publishState();
+    if (this.devicePending.has(snap.id)) return;
+    this.devicePending.set(snap.id, setTimeout(() => {
+      this.devicePending.delete(snap.id);
+      const latest = d.devices.snapshots().find((s) => s.id === snap.id);
+      if (latest && !d.link.broadcastApp('DEVICE', { ...latest })) d.log.warn({ device: snap.id }, 'device reading too large for one packet');
+    }, DEVICE_COALESCE_MS));
+  }
+
+  /** An SSE client connected: push the cluster view while any is listening. */
+  watched(): void {
+    if (this.hubTimer) return;
+    this.hubTimer = setInterval(() => {
+      if (this.d.hub.size === 0) {
+        clearInterval(this.hubTimer);
+        this.hubTimer = undefined;
+        return;
+      }
+      this.publishCluster();
+    }, VIEW_PUSH_MS);
+    this.hubTimer.unref();
+  }
+
+  private publishCluster(): void {
+    this.d.mqtt.publishState();
+    if (this.d.hub.size === 0) return;
+    const v = this.d.view();
+    const s = JSON.stringify(v);
+    if (s === this.lastPublished) return;
+    this.lastPublished = s;
+    this.d.hub.publish('cluster', v);
+  }
+}

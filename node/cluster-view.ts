@@ -1,0 +1,21 @@
+// The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
+import type { Config } from '../shared/config.ts';
+import type { ClusterCore } from '../shared/election.ts';
+
+export interface ClusterView {
+  cluster: string;
+  master: string | null;
+  term: number;
+  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
+}
+
+export function clusterView(cfg: Config, core: ClusterCore): ClusterView {
+  const t = core.view();
+  const m = core.master;
+  return {
+    cluster: cfg.cluster.name,
+    master: m >= 0 ? cfg.boards[m]!.id : null,
+    term: core.term,
+    boards: cfg.boards.map((b) => ({ id: b.id, address: b.address, url: `http://${b.address}:${b.httpPort}`, linknum: t?.linknum[b.index] ?? 0, runstate: t?.runstate[b.index] ?? 0, role: b.index === m ? 'master' : 'node' })),
+  };
+}

@@ -1,0 +1,80 @@
+// Requests executed on this board: those the master sends over the dispatch link, and, on the
+// master, those it runs itself. The board's load (requests in execution) is counted here: it
+// rides on every answer and on the heartbeat REPORT.
+import type { IncomingMessage } from 'node:http';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import type { ClusterCore } from '../../shared/election.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { sendError } from '../../shared/http-io.ts';
+import { Cancel } from '../../shared/cancel.ts';
+import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';
+import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
+import type { Counter, Registry } from '../../shared/metrics.ts';
+import type { Worker } from '../worker.ts';
+import { CapturedAnswer } from './answer.ts';
+import type { LocalRun } from './intake.ts';
+
+export class Executor {
+  private readonly replay: DispatchReplayGuard;
+  private readonly rejected: Counter;
+
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterCore, private readonly worker: Worker, metrics: Registry) {
+    this.replay = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
+    this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board, from a stale master, replayed, by reason');
+  }
+
+  /** A request the master dispatched to this board over the dispatch link. */
+  fromLink(f: RequestFrame, answer: (a: AnswerFrame) => void): { cancel(): void } | undefined {
+    const core = this.core;
+    let reason = '';
+    if (f.target !== this.self.index) reason = 'target';
+    else if (f.master === this.self.index) reason = 'self';
+    else if (!(f.term > core.term || (f.term === core.term && f.master === core.master))) reason = 'stale';
+    else if (!this.replay.accept(f)) reason = 'replay';
+    const cls = this.cfg.classes[f.cls];
+    if (!reason && !cls) reason = 'class';
+    const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, headers, body });
+    if (reason || !cls) {
+      this.rejected.inc({ reason });
+      sendError(new CapturedAnswer(reply), new EwsError('NOT_FROM_MASTER'));
+      return undefined;
+    }
+    const headers: IncomingMessage['headers'] = {};
+    for (let i = 0; i < f.headers.length; i += 2) headers[f.headers[i]!] = f.headers[i + 1]!;
+    const cancel = new Cancel();
+    const out = new CapturedAnswer((status, h, body) => {
+      core.finished();
+      reply(status, h, body);
+    });
+    core.accepted();
+    this.worker
+      .execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, tree: f.tree, origin: f.origin, signal: cancel }, out)
+      .catch((err: unknown) => sendError(out, err))
+      .finally(() => {
+        if (!out.writableFinished) out.destroy();
+      });
+    return cancel;
+  }
+
+  /** The master runs a request itself: `done` when its answer is over (or the client left). */
+  local(run: LocalRun, done: () => void): { cancel(): void } {
+    const core = this.core;
+    const cancel = new Cancel();
+    core.accepted();
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      core.finished();
+      done();
+    };
+    run.res.once('close', end);
+    this.worker
+      .execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, tree: run.tree, origin: run.origin, signal: cancel }, run.res)
+      .catch((err: unknown) => sendError(run.res, err))
+      .finally(() => {
+        if (run.res.writableFinished || run.res.destroyed) end();
+      });
+    return cancel;
+  }
+}

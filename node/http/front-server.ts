@@ -1,0 +1,83 @@
+// The board's listening socket. One port serves clients (HTTP) and the master's dispatch link:
+// the first byte of a connection tells them apart (LINK_MAGIC is no letter). HTTP limits are
+// enforced here, and every open socket is known (a pulled cable in the demo drops them all).
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
+import type { LimitsConfig } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { sendError } from '../../shared/http-io.ts';
+import type { Logger } from '../../shared/log.ts';
+import { LINK_MAGIC } from '../../shared/dispatch-frame.ts';
+
+export interface FrontHandlers {
+  request(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** A dispatch-link connection; `rest` is what followed the magic byte. */
+  link(sock: Socket, rest: Buffer): void;
+  /** False drops a new connection at once. */
+  accept(): boolean;
+}
+
+export class FrontServer {
+  readonly http: http.Server;
+  private readonly listener: net.Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(l: LimitsConfig, h: FrontHandlers, log: Logger) {
+    // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
+    this.http = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
+      h.request(req, res).catch((err: unknown) => {
+        if (!(err instanceof EwsError)) log.error({ err }, 'request failed');
+        sendError(res, err);
+      });
+    });
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const body = JSON.stringify({ error: { code: status === 431 ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST', message: status === 408 ? 'request took too long to arrive' : status === 431 ? 'request headers too large' : 'malformed HTTP request' } });
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    });
+    this.listener = net.createServer({ pauseOnConnect: true, noDelay: true }, (s: Socket) => {
+      if (!h.accept()) return void s.destroy();
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+      s.on('error', () => {});
+      s.setTimeout(l.headersTimeoutMs, () => s.destroy());
+      s.once('data', (chunk: Buffer) => {
+        s.pause();
+        s.setTimeout(0);
+        if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1));
+        s.unshift(chunk);
+        this.http.emit('connection', s);
+        process.nextTick(() => s.resume());
+      });
+      s.resume();
+    });
+    this.listener.maxConnections = l.maxConnections;
+  }
+
+  listen(port: number, host: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.listener.once('error', reject);
+      this.listener.listen(port, host, () => {
+        this.listener.off('error', reject);
+        // The HTTP server gets its connections from the listener and never listens itself; its
+        // 'listening' event is what starts Node's headers/request timeout sweep (slowloris).
+        this.http.emit('listening');
+        resolve();
+      });
+    });
+  }
+
+  /** Drop every open connection (a pulled cable). */
+  dropAll(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+
+  close(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.listener.close(() => resolve());
+      this.dropAll();
+      this.http.closeAllConnections();
+    });
+  }
+}

@@ -1,0 +1,36 @@
+// A client reached a board that is not the master: the request goes to the master once (it is
+// never bounced again), over HTTP keep-alive, and its answer comes back the same way.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { endToEndHeaders, relayResponse, sendError } from '../../shared/http-io.ts';
+
+export class MasterRelay {
+  private readonly agent: http.Agent;
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
+  }
+
+  relay(master: number, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const m = this.cfg.boards[master]!;
+    const headers: Record<string, string | string[]> = endToEndHeaders(req.headers);
+    // The master checks origins against the Host the browser used.
+    if (req.headers.host) headers.host = req.headers.host;
+    headers['x-ews-via'] = this.self.id;
+    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    headers['content-length'] = String(body.length);
+    const up = http.request({ host: m.address, port: m.httpPort, method: req.method, path: req.url, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs });
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    up.on('response', (ur) => relayResponse(ur, res));
+    up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
+    up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
+    up.end(body);
+  }
+
+  /** Drop the keep-alive connections (a pulled cable, shutdown). */
+  close(): void {
+    this.agent.destroy();
+  }
+}

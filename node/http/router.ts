@@ -1,0 +1,109 @@
+// Every client request to this board: security headers and CORS, the board's own answers
+// (health, metrics, sessions, the cluster view, SSE, the master's queue stats), then the request
+// proper: queued by the master, or passed to the master once by any other board.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import type { ClusterCore } from '../../shared/election.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { readBody, sendJson } from '../../shared/http-io.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
+import type { ClusterView } from '../cluster-view.ts';
+import type { EventsHub } from '../events-hub.ts';
+import type { Intake } from './intake.ts';
+import type { MasterRelay } from './master-relay.ts';
+import type { SessionRoutes } from './sessions.ts';
+
+export interface RouterDeps {
+  cfg: Config;
+  self: BoardConfig;
+  core: ClusterCore;
+  guard: AuthGuard;
+  sessions: SessionRoutes;
+  intake: Intake;
+  relay: MasterRelay;
+  hub: EventsHub;
+  metrics: Registry;
+  view(): ClusterView;
+  /** A new SSE client: keep the cluster view flowing. */
+  watched(): void;
+  closing(): boolean;
+}
+
+export class Router {
+  private readonly securityHeaders: ReadonlyArray<[string, string]>;
+
+  constructor(private readonly d: RouterDeps) {
+    const others = [...clusterOrigins(d.cfg)].filter((o) => o.startsWith('http://')).join(' ');
+    this.securityHeaders = Object.entries({
+      'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'same-origin',
+      'cross-origin-opener-policy': 'same-origin',
+    });
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { d } = this;
+    if (d.closing()) throw new EwsError('SHUTTING_DOWN');
+    const url = req.url ?? '/';
+    for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
+    // The UI fails over between boards: the cluster's own origins may call any board.
+    const origin = req.headers.origin;
+    if (origin && d.guard.allowedOrigin(origin)) {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('access-control-allow-credentials', 'true');
+      res.setHeader('vary', 'Origin');
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, { 'access-control-allow-methods': 'GET, POST', 'access-control-allow-headers': 'content-type, x-csrf-token, idempotency-key, authorization', 'access-control-max-age': '600' });
+        res.end();
+        return;
+      }
+    }
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    const now = Date.now();
+    const core = d.core;
+    if (method === 'GET') {
+      switch (path) {
+        case '/healthz':
+          return sendJson(res, 200, { board: d.self.id, role: core.role === 'master' ? 'master' : 'node', state: core.role, term: core.term, master: core.master >= 0 ? d.cfg.boards[core.master]!.id : null });
+        case '/metrics': {
+          const text = d.metrics.render();
+          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+          res.end(text);
+          return;
+        }
+        case '/api/session':
+          return d.sessions.session(req, res);
+        case '/api/cluster':
+          d.guard.check(req, 'viewer', now);
+          return sendJson(res, 200, d.view());
+        case '/api/events':
+          d.guard.check(req, 'viewer', now);
+          d.hub.add(res, [['cluster', d.view()]]);
+          d.watched();
+          return;
+        case '/api/stats':
+          // The master's queue: answered by the master itself, never queued.
+          if (core.role === 'master') {
+            d.guard.check(req, 'viewer', now);
+            return sendJson(res, 200, d.intake.stats());
+          }
+      }
+    }
+    if (method === 'POST' && path === '/api/login') return d.sessions.login(req, res);
+    if (method === 'POST' && path === '/api/logout') return d.sessions.logout(req, res);
+    const body = await readBody(req, d.cfg.limits.maxBodyBytes);
+    if (core.role === 'master') {
+      // Checked before anything is queued; only a verified session passes admission control.
+      const who = d.guard.check(req, needFor(method, path), now);
+      return d.intake.handle(req, res, body, who?.session !== undefined);
+    }
+    // Not the master: pass it on, once. A request that was already passed on is not bounced again.
+    if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');
+    d.relay.relay(core.master, req, res, body);
+  }
+}

@@ -1,0 +1,70 @@
+// Sessions over HTTP: login (scrypt, rate limited per client and per user, the same work for
+// unknown users), logout (the session is revoked on every board) and "who am I".
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { readBody, sendJson } from '../../shared/http-io.ts';
+import { type AuthGuard, COOKIE } from '../auth/guard.ts';
+import { hashPassword, verifyPassword } from '../auth/password.ts';
+import { RateLimiter } from '../auth/rate-limit.ts';
+
+let dummy: Promise<string> | undefined;
+/** A valid hash nobody's password matches, so unknown users cost the same scrypt as known ones. */
+const dummyHash = (): Promise<string> => {
+  dummy ??= hashPassword(`no-such-user-${Math.random()}`);
+  return dummy;
+};
+
+export class SessionRoutes {
+  private readonly loginByClient = new RateLimiter(10, 10);
+  private readonly loginByUser = new RateLimiter(5, 5);
+
+  /** `broadcastRevoke`: tell every board a session is revoked (a REVOKE packet). */
+  constructor(private readonly cfg: Config, private readonly guard: AuthGuard, private readonly broadcastRevoke: (body: { sid: string; exp: number }) => void) {}
+
+  async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = this.cfg.auth;
+    if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site login refused');
+    const raw = await readBody(req, 4096);
+    let name = '', password = '';
+    try {
+      const b = JSON.parse(raw.toString('utf8')) as { name?: unknown; password?: unknown };
+      if (typeof b.name === 'string' && typeof b.password === 'string' && b.name.length <= 128 && b.password.length <= 1024) ({ name, password } = b as { name: string; password: string });
+    } catch {
+      /* handled below */
+    }
+    if (!name) throw new EwsError('BAD_REQUEST', 'send {"name": …, "password": …}');
+    const now = Date.now();
+    const wait = Math.max(this.loginByClient.take(req.socket.remoteAddress ?? '?', now), this.loginByUser.take(name, now));
+    if (wait > 0) throw new EwsError('RATE_LIMITED', undefined, { retryAfterS: wait });
+    if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
+    const user = auth.users.find((u) => u.name === name);
+    // The same scrypt work whether or not the user exists.
+    const ok = (await verifyPassword(password, user?.passwordHash ?? (await dummyHash()))) && user !== undefined;
+    if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
+    const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);
+    const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
+    res.setHeader('set-cookie', `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${auth.sessionTtlS}${secure}`);
+    sendJson(res, 200, { token, role: user.role, user: user.name, csrf: this.guard.signer.csrf(session), expiresAt: session.exp * 1000 });
+  }
+
+  logout(req: IncomingMessage, res: ServerResponse): void {
+    if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site logout refused');
+    // The token dies everywhere, not just the cookie here: sent twice, as a lost packet must not keep it alive.
+    const p = this.guard.principal(req, Date.now());
+    if (p?.session) {
+      this.guard.signer.revoke(p.session.sid, p.session.exp, Date.now());
+      const body = { sid: p.session.sid, exp: p.session.exp };
+      this.broadcastRevoke(body);
+      setTimeout(() => this.broadcastRevoke(body), this.cfg.cluster.heartbeatMs).unref();
+    }
+    res.setHeader('set-cookie', `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
+    sendJson(res, 200, { ok: true });
+  }
+
+  session(req: IncomingMessage, res: ServerResponse): void {
+    const p = this.guard.principal(req, Date.now());
+    if (!p) throw new EwsError('UNAUTHENTICATED', 'not logged in');
+    sendJson(res, 200, { user: p.user, role: p.role, csrf: p.session ? this.guard.signer.csrf(p.session) : '', expiresAt: p.session ? p.session.exp * 1000 : null, open: p.via === 'open' });
+  }
+}
