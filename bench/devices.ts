@@ -12,7 +12,7 @@ import { DeviceManager } from '../node/devices/device-manager.ts';
 import { openRealPort } from '../node/devices/serial-line.ts';
 import { simulatedPortFactory } from '../node/devices/simulated-ports.ts';
 import { PumpSimulator } from '../node/devices/simulators/pump.ts';
-import { demoDevices } from '../node/demo.ts';
+import { demoDevices } from '../dev/demo.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 

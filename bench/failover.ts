@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { buildLan, health, request, settled, until, VIP } from '../hw-test/lan.ts';
 import { ptyPair, ptyWire } from '../test/devices/pty.ts';
 import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
-import { demoDevices } from '../node/demo.ts';
+import { demoDevices } from '../dev/demo.ts';
 
 const PULLS = Number(process.env.BENCH_PULLS ?? 20);
 // The default claims the VIP after arping's duplicate check; the second run skips it.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildLan, health, request, ROOT, settled, until, VIP, type Lan } from './lan.ts';
 import { ptyPair, ptyWire } from '../test/devices/pty.ts';
 import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
-import { demoDevices } from '../node/demo.ts';
+import { demoDevices } from '../dev/demo.ts';
 
 const ARCHES = (process.env.ARM_ARCHES ?? 'arm64,armhf').split(',');
 const QEMU: Record<string, string> = { arm64: 'qemu-aarch64-static', armhf: 'qemu-arm-static' };

@@ -8,7 +8,7 @@ import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.
 import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
 import { PumpSimulator } from '../node/devices/simulators/pump.ts';
 import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
-import { demoDevices } from '../node/demo.ts';
+import { demoDevices } from '../dev/demo.ts';
 import { createCodec } from '../shared/protocol.ts';
 
 const TMAX = 300, TTHRESHOLD = 300;

@@ -30,6 +30,7 @@ import { IdempotentExecutor } from './idempotent-exec.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
 import { Schedules } from './schedules.ts';
 import { VipManager } from './vip.ts';
+import { systemTransport, type Transport } from './transport.ts';
 import { Worker } from './worker.ts';
 
 export type { ClusterView } from './cluster-view.ts';
@@ -41,6 +42,8 @@ export interface BoardOptions {
   log?: Logger;
   /** Answer each device's port with its configured simulator (the demo). */
   simulateDevices?: boolean;
+  /** The network (the system's unless the demo or a test brings one with a cable to pull). */
+  transport?: Transport;
 }
 
 export class Board {
@@ -97,7 +100,8 @@ export class Board {
     this.hub = new EventsHub(l.sseClientsMax);
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, log, metrics);
 
-    this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), metrics, log, (ev) => this.reactions.onEvents(ev));
+    const transport = opts.transport ?? systemTransport;
+    this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), metrics, log, (ev) => this.reactions.onEvents(ev), transport);
     const frames = new FrameCodec(cfg.cluster.key, l.maxBodyBytes + l.maxHeaderBytes + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, this.link.core, worker, metrics);
@@ -124,7 +128,7 @@ export class Board {
     this.front = new FrontServer(l, {
       request: (req, res) => router.handle(req, res),
       link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.maxInFlightPerBoard),
-      accept: () => !this.link.isCut,
+      accept: () => transport.accepting(),
     }, log);
     this.stopMetrics = boardMetrics(metrics, this.link.core, () => this.view(), this.devices, this.idem);
   }
@@ -153,15 +157,11 @@ export class Board {
     return clusterView(this.cfg, this.link.core);
   }
 
-  /** Demo and tests: pull or replug this board's cable. */
-  setCut(cut: boolean): void {
-    this.link.setCut(cut);
-    if (cut) {
-      this.front.dropAll();
-      this.relay.close();
-      this.intake.dropConnections();
-    }
-    this.log.warn({ cut }, cut ? 'network cut' : 'network restored');
+  /** Drop every TCP connection, in and out (the network changed under the board). */
+  dropConnections(): void {
+    this.front.dropAll();
+    this.relay.close();
+    this.intake.dropConnections();
   }
 
   /** Demo: pull or replug a simulated device's cable on this board. Returns false if it is not here. */

@@ -1,78 +1,17 @@
 // `ews` command line (SPEC §2). Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, startProblems } from '../shared/config.ts';
-import { Board } from './board.ts';
-import { runDemo } from './demo.ts';
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { fail, loadOrFail, startBoard } from './start.ts';
 import { hashPassword } from './auth/password.ts';
-import { startSystemdNotify } from './sd-notify.ts';
 import { runCalibrate } from './calibrate.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
             [--simulate-devices]         answer device ports with their configured simulators
-  ews demo [--boards N]                  a local N-board cluster on 127.0.0.1 (default 3)
   ews check-config --config FILE         validate; exit 2 listing every problem
   ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
   ews hash-password                      read a password on stdin, print its hash for auth.users[]
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
-
-function fail(msg: string, code = 2): number {
-  process.stderr.write(`${msg}\n`);
-  return code;
-}
-
-function load(file: string | undefined): ReturnType<typeof loadConfig> | number {
-  if (!file) return fail(`--config FILE is required\n${USAGE}`);
-  try {
-    return loadConfig(file);
-  } catch (e) {
-    if (e instanceof ConfigError) return fail(e.problems.join('\n'));
-    throw e;
-  }
-}
-
-async function start(values: Record<string, string | boolean | undefined>): Promise<number> {
-  const cfg = load((values.config as string | undefined) ?? process.env.EWS_CONFIG);
-  if (typeof cfg === 'number') return cfg;
-  const boardId = (values.board as string | undefined) ?? process.env.EWS_BOARD;
-  if (!boardId) return fail('--board ID is required');
-  if (!cfg.boards.some((b) => b.id === boardId)) return fail(`board: "${boardId}" is not one of ${cfg.boards.map((b) => b.id).join(', ')}`);
-  const problems = startProblems(cfg);
-  if (problems.length > 0) return fail(problems.join('\n'));
-  let board: Board;
-  try {
-    board = await Board.start({ cfg, boardId, simulateDevices: values['simulate-devices'] === true });
-  } catch (e) {
-    return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
-  }
-  const stopNotify = startSystemdNotify();
-  // SIGHUP: re-read the config; classification rules change live, anything else needs a restart.
-  const file = (values.config as string | undefined) ?? process.env.EWS_CONFIG!;
-  process.on('SIGHUP', () => {
-    try {
-      const next = loadConfig(file);
-      if (board.intake.reclassify(next.classes)) board.log.info({ classes: next.classes.length }, 'classification reloaded');
-      else board.log.warn('the set of classes changed: restart the board to apply it');
-    } catch (e) {
-      board.log.error({ problems: e instanceof ConfigError ? e.problems : String(e) }, 'config reload refused; keeping the running config');
-    }
-  });
-  // The demo drives a board's "cable" over the IPC channel.
-  process.on('message', (m: unknown) => {
-    if (typeof m !== 'object' || m === null) return;
-    if ('cut' in m) board.setCut(Boolean((m as { cut: unknown }).cut));
-    if ('device' in m && 'plugged' in m) board.setDevicePlugged(String((m as { device: unknown }).device), Boolean((m as { plugged: unknown }).plugged));
-  });
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    process.once('disconnect', stop);
-  });
-  stopNotify();
-  await board.close();
-  return 0;
-}
 
 async function readStdin(maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
@@ -119,9 +58,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   switch (cmd) {
     case 'start':
-      return start(values);
+      return startBoard(values, USAGE);
     case 'check-config': {
-      const cfg = load(values.config as string | undefined);
+      const cfg = loadOrFail(values.config as string | undefined, USAGE);
       if (typeof cfg === 'number') return cfg;
       process.stdout.write(`ok: ${cfg.boards.length} boards, ${cfg.classes.length} classes, scheduler ${cfg.qos.scheduler}\n`);
       return 0;
@@ -138,11 +77,6 @@ export async function main(argv: string[]): Promise<number> {
       } catch (e) {
         return fail(`calibration failed: ${(e as Error).message}`, 1);
       }
-    }
-    case 'demo': {
-      const n = Number(values.boards ?? 3);
-      if (!Number.isInteger(n) || n < 1 || n > 9) return fail('--boards must be 1 to 9');
-      return runDemo(n);
     }
     default:
       return fail(USAGE);

@@ -1,7 +1,6 @@
 // The only place the cluster core meets sockets and timers: a UDP socket, one timer at the time
 // the core asks for, and the codec with its drop counters. Everything it decides comes from
 // ClusterCore; this file only carries packets and time.
-import dgram from 'node:dgram';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
 import { createCodec, DROP_REASONS, type AppMessage, type Codec, type Message } from '../shared/protocol.ts';
@@ -9,6 +8,7 @@ import { ReplayGuard } from '../shared/replay-guard.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Registry, Counter } from '../shared/metrics.ts';
 import type { Logger } from '../shared/log.ts';
+import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
 const EPOCH_MAX = 2 ** 48 - 1;
 
@@ -16,12 +16,11 @@ export class ClusterLink {
   readonly core: ClusterCore;
   private readonly codec: Codec;
   private readonly guard: ReplayGuard;
-  private socket: dgram.Socket | undefined;
+  private socket: UdpPort | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private epoch: number;
   private counter = 0;
-  private cut = false;
   private readonly dropped: Counter;
   private readonly received: Counter;
   private readonly sent: Counter;
@@ -43,6 +42,7 @@ export class ClusterLink {
     metrics: Registry,
     private readonly log: Logger,
     private readonly onEvents: (events: CoreEvent[]) => void,
+    private readonly transport: Transport = systemTransport,
   ) {
     const c = cfg.cluster;
     this.core = new ClusterCore(
@@ -65,18 +65,12 @@ export class ClusterLink {
 
   async start(): Promise<void> {
     const broadcastMode = this.cfg.cluster.broadcast !== 'peers';
-    const sock = dgram.createSocket({ type: 'udp4', reuseAddr: broadcastMode });
+    const sock = this.transport.udp(broadcastMode);
     this.socket = sock;
-    sock.on('message', (buf, rinfo) => this.onPacket(buf, rinfo.size));
-    sock.on('error', (err) => this.log.error({ err }, 'udp socket error'));
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      // Broadcasts arrive on 0.0.0.0 only; in peers mode bind the board's own address and port.
-      sock.bind({ port: this.self.udpPort, address: broadcastMode ? '0.0.0.0' : this.self.address }, () => {
-        sock.off('error', reject);
-        resolve();
-      });
-    });
+    sock.onMessage((buf, size) => this.onPacket(buf, size));
+    // Broadcasts arrive on 0.0.0.0 only; in peers mode bind the board's own address and port.
+    await sock.bind(this.self.udpPort, broadcastMode ? '0.0.0.0' : this.self.address);
+    sock.onError((err) => this.log.error({ err }, 'udp socket error'));
     if (broadcastMode) sock.setBroadcast(true);
     this.apply(this.core.start(this.clock.now()));
   }
@@ -86,14 +80,6 @@ export class ClusterLink {
     this.timer = undefined;
     this.socket?.close();
     this.socket = undefined;
-  }
-
-  /** Demo/testing: a pulled cable. Nothing goes out, nothing comes in. */
-  setCut(cut: boolean): void {
-    this.cut = cut;
-  }
-  get isCut(): boolean {
-    return this.cut;
   }
 
   /** Feed a core decision batch out to the network and the adapters. */
@@ -118,7 +104,6 @@ export class ClusterLink {
   }
 
   private onPacket(buf: Buffer, size: number): void {
-    if (this.cut) return;
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
     if (!d.ok) {
       this.dropped.inc({ reason: d.reason });
@@ -154,7 +139,7 @@ export class ClusterLink {
 
   private send(to: 'all' | number, msg: Message): void {
     const sock = this.socket;
-    if (!sock || this.cut) return;
+    if (!sock) return;
     if (++this.counter > 0xffffffff) {
       this.counter = 1;
       this.epoch++;

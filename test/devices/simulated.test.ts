@@ -6,7 +6,7 @@ import { silentLogger } from '../../shared/log.ts';
 import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { simulatedPortFactory } from '../../node/devices/simulated-ports.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 import { until } from './pty.ts';
 
 test('simulated pump, valve and sensor answer; an unplugged one is offline (503) until replugged', async () => {

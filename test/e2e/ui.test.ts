@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { makeCluster, metric, ROOT, waitFor, type TestCluster } from '../integration/harness.ts';
 import { hashPassword } from '../../node/auth/password.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 import { CHROMIUM, launch } from './browser.ts';
 
 // `npm run screenshots` writes them into bench/results/ui; `npm test` into a temp dir (the tree stays clean).

@@ -33,7 +33,7 @@ async function portFree(port: number): Promise<boolean> {
 test('ews demo: 3 boards, pull the master, a new master is announced, replug, quit', async () => {
   const http = await consecutiveFree(3);
   const udp = await consecutiveFree(3, http + 3);
-  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'demo'], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/demo.ts')], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   const waitFor = (re: RegExp, ms = 20_000) =>
     new Promise<void>((resolve, reject) => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts, ROOT, waitFor } from './harness.ts';
 import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 
 describe('deploy', () => {
   let root: string;

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { converged, getJson, makeCluster, waitFor, type TestCluster } from './harness.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 
 interface Answer { status: number; board: string | null; json: Record<string, any> } // any: JSON answers read freely in assertions
 async function call(url: string, method = 'GET', body?: unknown): Promise<Answer> {

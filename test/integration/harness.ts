@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'node/cli.ts');
+/** `ews start` with a cable the tests can pull (dev/cabled-board.ts). */
+const CLI = join(ROOT, 'dev/cabled-board.ts');
 
 /** Ports nobody holds right now (TCP and UDP both free). */
 export async function freePorts(n: number): Promise<number[]> {

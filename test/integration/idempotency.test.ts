@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { converged, getJson, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 
 const post = async (url: string, key: string, body?: unknown) => {
   const r = await fetch(url, { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePorts, makeCluster, waitFor, type TestCluster } from './harness.ts';
 import { mosquitto, type Broker } from '../peers/mosquitto.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 import { hashPassword } from '../../node/auth/password.ts';
 
 const P = 'ews/test';

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { converged, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 
 describe('schedules', () => {
   let c: TestCluster;

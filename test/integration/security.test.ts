@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeCluster, rawRequest, waitFor, type TestCluster } from './harness.ts';
 import { hashPassword } from '../../node/auth/password.ts';
-import { demoDevices } from '../../node/demo.ts';
+import { demoDevices } from '../../dev/demo.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
 const VIEW = { name: 'victor', password: 'viewer-pass-1' };

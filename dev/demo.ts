@@ -1,13 +1,15 @@
-// `ews demo`: a local cluster of N boards on 127.0.0.1, one process each (as on real boards),
+// `npm run demo`: a local cluster of N boards on 127.0.0.1, one process each (as on real boards),
 // with stdin commands to pull and replug a board's cable and watch the failover.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BOARD_NODE_FLAGS } from './node-flags.ts';
-import { hashPassword } from './auth/password.ts';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { hashPassword } from '../node/auth/password.ts';
+
+const CABLED_BOARD = resolve(import.meta.dirname, 'cabled-board.ts');
 
 /** Simulated devices: a pump on Modbus RTU, a valve on the line protocol, a sensor on two boards. */
 export function demoDevices(boardIds: readonly string[]): object[] {
@@ -72,7 +74,7 @@ export async function runDemo(n: number): Promise<number> {
   const children: Child[] = [];
   for (let i = 0; i < n; i++) {
     const id = `ews${i + 1}`;
-    const proc = fork(process.argv[1]!, ['start', '--config', file, '--board', id, '--simulate-devices'], { stdio: ['ignore', log, log, 'ipc'], execArgv: [...process.execArgv, ...BOARD_NODE_FLAGS] });
+    const proc = fork(CABLED_BOARD, ['start', '--config', file, '--board', id, '--simulate-devices'], { stdio: ['ignore', log, log, 'ipc'], execArgv: [...process.execArgv, ...BOARD_NODE_FLAGS] });
     children.push({ id, url: `http://127.0.0.1:${httpBase + i}`, proc, cut: false });
     proc.on('exit', (code) => say(`board ${id} exited (${code})`));
   }
@@ -183,4 +185,15 @@ async function readMaster(url: string): Promise<View | undefined> {
     return undefined;
   }
   return (await r.json()) as View;
+}
+
+// Run as a script (`npm run demo [-- --boards N]`).
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const i = process.argv.indexOf('--boards');
+  const n = i > 0 ? Number(process.argv[i + 1]) : 3;
+  if (!Number.isInteger(n) || n < 1 || n > 9) {
+    process.stderr.write('--boards must be 1 to 9\n');
+    process.exit(2);
+  }
+  runDemo(n).then((code) => process.exit(code));
 }

@@ -1,0 +1,46 @@
+// `ews start` with a cable the parent process can pull (the demo and the tests): the same board,
+// its network given by dev/cable.ts, controlled over the IPC channel:
+//   { cut: boolean }                      pull or replug the cable
+//   { device: id, plugged: boolean }      pull or replug a simulated device's serial cable
+import { parseArgs } from 'node:util';
+import { fail, startBoard } from '../node/start.ts';
+import { Cable } from './cable.ts';
+
+const USAGE = 'usage: cabled-board start --config FILE --board ID [--simulate-devices]';
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd !== 'start') return fail(USAGE);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
+  } catch (e) {
+    return fail(`${(e as Error).message}\n${USAGE}`);
+  }
+  const cable = new Cable();
+  return startBoard(values, USAGE, {
+    transport: cable.transport,
+    started: (board) => {
+      process.on('message', (m: unknown) => {
+        if (typeof m !== 'object' || m === null) return;
+        if ('cut' in m) {
+          cable.pulled = Boolean((m as { cut: unknown }).cut);
+          if (cable.pulled) board.dropConnections();
+          board.log.warn({ cut: cable.pulled }, cable.pulled ? 'network cut' : 'network restored');
+        }
+        if ('device' in m && 'plugged' in m) board.setDevicePlugged(String((m as { device: unknown }).device), Boolean((m as { plugged: unknown }).plugged));
+      });
+    },
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    setImmediate(() => process.exit(code));
+  },
+  (err: unknown) => {
+    process.stderr.write(`cabled-board: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,67 @@
+// Booting one board from the command line: config checks (exit 2 naming the problem), the
+// board, SIGHUP reloads of the classification rules, systemd readiness, a clean stop.
+import { ConfigError, loadConfig, startProblems } from '../shared/config.ts';
+import { Board } from './board.ts';
+import { startSystemdNotify } from './sd-notify.ts';
+import type { Transport } from './transport.ts';
+
+export function fail(msg: string, code = 2): number {
+  process.stderr.write(`${msg}\n`);
+  return code;
+}
+
+export function loadOrFail(file: string | undefined, usage: string): ReturnType<typeof loadConfig> | number {
+  if (!file) return fail(`--config FILE is required\n${usage}`);
+  try {
+    return loadConfig(file);
+  } catch (e) {
+    if (e instanceof ConfigError) return fail(e.problems.join('\n'));
+    throw e;
+  }
+}
+
+export interface StartOptions {
+  /** The network (the system's unless the demo or a test brings a cable to pull). */
+  transport?: Transport;
+  /** Called once the board runs (the demo's control channel hooks in here). */
+  started?: (board: Board) => void;
+}
+
+/** `ews start`: boot one board and run it until SIGTERM/SIGINT; the exit code. */
+export async function startBoard(values: Record<string, string | boolean | undefined>, usage: string, opts: StartOptions = {}): Promise<number> {
+  const cfg = loadOrFail((values.config as string | undefined) ?? process.env.EWS_CONFIG, usage);
+  if (typeof cfg === 'number') return cfg;
+  const boardId = (values.board as string | undefined) ?? process.env.EWS_BOARD;
+  if (!boardId) return fail('--board ID is required');
+  if (!cfg.boards.some((b) => b.id === boardId)) return fail(`board: "${boardId}" is not one of ${cfg.boards.map((b) => b.id).join(', ')}`);
+  const problems = startProblems(cfg);
+  if (problems.length > 0) return fail(problems.join('\n'));
+  let board: Board;
+  try {
+    board = await Board.start({ cfg, boardId, simulateDevices: values['simulate-devices'] === true, transport: opts.transport });
+  } catch (e) {
+    return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
+  }
+  const stopNotify = startSystemdNotify();
+  // SIGHUP: re-read the config; classification rules change live, anything else needs a restart.
+  const file = (values.config as string | undefined) ?? process.env.EWS_CONFIG!;
+  process.on('SIGHUP', () => {
+    try {
+      const next = loadConfig(file);
+      if (board.intake.reclassify(next.classes)) board.log.info({ classes: next.classes.length }, 'classification reloaded');
+      else board.log.warn('the set of classes changed: restart the board to apply it');
+    } catch (e) {
+      board.log.error({ problems: e instanceof ConfigError ? e.problems : String(e) }, 'config reload refused; keeping the running config');
+    }
+  });
+  opts.started?.(board);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.once('disconnect', stop);
+  });
+  stopNotify();
+  await board.close();
+  return 0;
+}

@@ -1,0 +1,40 @@
+// The network a board talks through. Boards use the system's; the demo and the tests pass one
+// whose cable they can pull (dev/cable.ts), so no cable hook lives in the runtime.
+import dgram from 'node:dgram';
+
+/** A UDP socket, as much of one as the cluster link uses. */
+export interface UdpPort {
+  bind(port: number, address: string): Promise<void>;
+  setBroadcast(on: boolean): void;
+  send(buf: Buffer, port: number, address: string, done: (err: Error | null) => void): void;
+  onMessage(fn: (buf: Buffer, size: number) => void): void;
+  onError(fn: (err: Error) => void): void;
+  close(): void;
+}
+
+export interface Transport {
+  udp(reuseAddr: boolean): UdpPort;
+  /** Whether a new TCP connection may be accepted now. */
+  accepting(): boolean;
+}
+
+export function systemUdp(reuseAddr: boolean): UdpPort {
+  const sock = dgram.createSocket({ type: 'udp4', reuseAddr });
+  return {
+    bind: (port, address) =>
+      new Promise<void>((resolve, reject) => {
+        sock.once('error', reject);
+        sock.bind({ port, address }, () => {
+          sock.off('error', reject);
+          resolve();
+        });
+      }),
+    setBroadcast: (on) => sock.setBroadcast(on),
+    send: (buf, port, address, done) => sock.send(buf, port, address, (err) => done(err)),
+    onMessage: (fn) => sock.on('message', (buf, rinfo) => fn(buf, rinfo.size)),
+    onError: (fn) => sock.on('error', fn),
+    close: () => sock.close(),
+  };
+}
+
+export const systemTransport: Transport = { udp: systemUdp, accepting: () => true };
