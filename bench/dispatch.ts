@@ -86,8 +86,8 @@ export async function runDispatchBench(): Promise<Record<string, unknown>> {
   const term0 = await metric(three.urls[1]!, 'ews_term');
   const sat = await closedLoop(`${three.urls[0]}/cgi-bin/echo?ms=5`, 256, SECONDS * 2);
   clearInterval(sampler);
-  const gaps = await Promise.all(three.urls.slice(1).map((u) => metric(u, 'ews_state_gap_max_ms')));
-  const loopMax = await metric(three.urls[0]!, 'ews_event_loop_delay_ms{q="max"}');
+  const gaps = await Promise.all(three.urls.slice(1).map((u) => metric(u, 'ews_state_gap_max_seconds').then((s) => s * 1000)));
+  const loopMax = await metric(three.urls[0]!, 'ews_event_loop_delay_seconds{q="max"}').then((s) => s * 1000);
   const term1 = await metric(three.urls[1]!, 'ews_term');
   await Promise.all([raw.stop(), one.stop(), three.stop()]);
 

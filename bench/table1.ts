@@ -45,8 +45,8 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
   const wasted = async () => {
     let n = 0;
     for (const u of urls) {
-      const m = /ews_abandoned_work_ms_total (\d+)/.exec(await (await fetch(`${u}/metrics`)).text());
-      n += Number(m?.[1] ?? 0);
+      const m = /ews_abandoned_work_seconds_total ([\d.e+-]+)/.exec(await (await fetch(`${u}/metrics`)).text());
+      n += 1000 * Number(m?.[1] ?? 0); // seconds on /metrics, ms here
     }
     return n;
   };

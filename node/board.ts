@@ -89,8 +89,8 @@ export class Board {
       if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
     });
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
-    const wasted = metrics.counter('ews_abandoned_work_ms_total', 'Milliseconds of work done for clients that had already gone');
-    worker.onWasted = (ms) => wasted.inc({}, Math.round(ms));
+    const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
+    worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key));
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.

@@ -57,7 +57,7 @@ export class ClusterLink {
     this.received = metrics.counter('ews_udp_received_total', 'UDP packets accepted, by type');
     this.sent = metrics.counter('ews_udp_sent_total', 'UDP packets sent, by type');
     this.sendErrors = metrics.counter('ews_udp_send_errors_total', 'UDP sends that failed');
-    metrics.gauge('ews_state_gap_max_ms', 'Longest gap between STATE packets from the master, seen by this board', () => [[{}, Math.round(this.stateGapMaxMs)]]);
+    metrics.gauge('ews_state_gap_max_seconds', 'Longest gap between STATE packets from the master, seen by this board', () => [[{}, this.stateGapMaxMs / 1000]]);
     this.lateGaps = metrics.counter('ews_state_gaps_late_total', 'STATE gaps from the master longer than 2 heartbeats, or than Tmax');
     this.lateGaps.inc({ over: '2x_heartbeat' }, 0);
     this.lateGaps.inc({ over: 'tmax' }, 0);

@@ -2,20 +2,27 @@
 
 type Labels = Record<string, string | number>;
 
+/** Label values escaped as the text format wants: backslash, double quote and newline. */
+const escapeLabel = (v: string | number): string => String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+
 const fmtLabels = (l: Labels): string => {
   const keys = Object.keys(l);
   if (keys.length === 0) return '';
-  return `{${keys.map((k) => `${k}="${String(l[k]).replace(/["\\\n]/g, '_')}"`).join(',')}}`;
+  return `{${keys.map((k) => `${k}="${escapeLabel(l[k]!)}"`).join(',')}}`;
 };
+
+/** Series one counter may hold; past it, new label sets are counted in ews_metrics_series_dropped_total. */
+export const SERIES_MAX = 256;
 
 export class Counter {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
-  constructor(readonly name: string, readonly help: string, private readonly maxSeries = 256) {}
+  constructor(readonly name: string, readonly help: string, private readonly dropped: (metric: string) => void = () => {}, private readonly maxSeries = SERIES_MAX) {}
   inc(labels: Labels = {}, by = 1): void {
     const key = fmtLabels(labels);
     const v = this.values.get(key);
     if (v) v.value += by;
     else if (this.values.size < this.maxSeries) this.values.set(key, { labels, value: by });
+    else this.dropped(this.name);
   }
   get(labels: Labels = {}): number {
     return this.values.get(fmtLabels(labels))?.value ?? 0;
@@ -27,10 +34,11 @@ export class Counter {
   }
 }
 
+/** Values read when scraped: a gauge, or a counter kept elsewhere (`kind: 'counter'`). */
 export class Gauge {
-  constructor(readonly name: string, readonly help: string, private readonly read: () => Array<[Labels, number]>) {}
+  constructor(readonly name: string, readonly help: string, private readonly read: () => Array<[Labels, number]>, private readonly kind: 'gauge' | 'counter' = 'gauge') {}
   render(): string {
-    let s = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge\n`;
+    let s = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} ${this.kind}\n`;
     for (const [l, v] of this.read()) s += `${this.name}${fmtLabels(l)} ${v}\n`;
     return s;
   }
@@ -38,13 +46,24 @@ export class Gauge {
 
 export class Registry {
   private readonly items: Array<Counter | Gauge> = [];
+  private readonly droppedSeries: Counter;
+  constructor() {
+    this.droppedSeries = new Counter('ews_metrics_series_dropped_total', 'Label sets not recorded because a metric held SERIES_MAX series, by metric');
+    this.items.push(this.droppedSeries);
+  }
   counter(name: string, help: string): Counter {
-    const c = new Counter(name, help);
+    const c = new Counter(name, help, (metric) => this.droppedSeries.inc({ metric }));
     this.items.push(c);
     return c;
   }
   gauge(name: string, help: string, read: () => Array<[Labels, number]>): Gauge {
     const g = new Gauge(name, help, read);
+    this.items.push(g);
+    return g;
+  }
+  /** A counter whose value lives elsewhere, read when scraped. */
+  counterOf(name: string, help: string, read: () => Array<[Labels, number]>): Gauge {
+    const g = new Gauge(name, help, read, 'counter');
     this.items.push(g);
     return g;
   }

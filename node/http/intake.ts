@@ -15,6 +15,7 @@ import { createClassifier, type Classifier } from '../../master/classify.ts';
 import { deviceTarget } from '../../master/device-route.ts';
 import { DispatchCore, OUTCOMES, type Effect, type Job } from '../../master/dispatch-core.ts';
 import type { DispatchClient } from './dispatch-link.ts';
+import { registerQosMetrics } from './qos-metrics.ts';
 
 /** The HTTP exchange a job carries. */
 export interface Exchange {
@@ -66,10 +67,10 @@ export class Intake {
     this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
     const names = cfg.classes.map((c) => c.name);
-    d.metrics.gauge('ews_requests_total', 'Client requests at the master, by class and outcome', () => names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])));
+    d.metrics.counterOf('ews_requests_total', 'Client requests at the master, by class and outcome', () => names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])));
     d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.core.queued(i)]));
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
-    d.metrics.gauge('ews_qos', 'QoS controller state: weights, patterns\' CF, proQoS, target_in, p, G, U, quotas', () => this.qosMetrics(names));
+    registerQosMetrics(d.metrics, () => this.core.qosState(), names);
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
     let elu = performance.eventLoopUtilization();
     let eluAt = 0;
@@ -141,20 +142,6 @@ export class Intake {
 
   qosState(): Record<string, unknown> {
     return this.core.qosState();
-  }
-
-  private qosMetrics(names: readonly string[]): Array<[Record<string, string | number>, number]> {
-    const out: Array<[Record<string, string | number>, number]> = [];
-    for (const [k, v] of Object.entries(this.core.qosState())) {
-      if (typeof v === 'number') out.push([{ name: k }, v]);
-      else if (Array.isArray(v)) {
-        v.forEach((x: unknown, i) => {
-          if (typeof x === 'number') out.push([{ name: k, class: names[i] ?? i }, x]);
-          else if (x && typeof x === 'object') for (const [kk, vv] of Object.entries(x)) if (typeof vv === 'number') out.push([{ name: `${k}_${kk}`, class: names[i] ?? i }, vv]);
-        });
-      }
-    }
-    return out;
   }
 
   /** SIGHUP: new match rules for the same classes take effect for the next request. */

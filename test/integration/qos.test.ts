@@ -24,8 +24,8 @@ describe('QoS in a running cluster', () => {
     await converged(c);
     for (let i = 0; i < 6; i++) assert.equal((await get(`${c.boards[0]!.url}/cgi-bin/echo?ms=80`)).status, 200); // each misses its 50 ms target
     // (3,5) after misses: CF = met(last 4) − 3 + 1 falls to 0 or below: panic mode for control.
-    await waitFor('control in panic', async () => (await metric(c.boards[0]!.url, 'ews_qos', { name: 'cf', class: 'control' })) <= 0);
-    assert.equal(await metric(c.boards[0]!.url, 'ews_qos', { name: 'cf', class: 'browse' }), 1 + 4 - 1, 'browse untouched: all met');
+    await waitFor('control in panic', async () => (await metric(c.boards[0]!.url, 'ews_weakly_hard_critical_function', { class: 'control' })) <= 0);
+    assert.equal(await metric(c.boards[0]!.url, 'ews_weakly_hard_critical_function', { class: 'browse' }), 1 + 4 - 1, 'browse untouched: all met');
   });
 
   test('admission control: a burst beyond the target queue is held in the reserve and refused explicitly after N periods', async () => {
@@ -38,7 +38,7 @@ describe('QoS in a running cluster', () => {
     const base = c.boards[0]!.url;
     // Teach the controller the load first: the first period admits everything, later ones follow target_in.
     await Promise.all(Array.from({ length: 4 }, () => get(`${base}/echo?ms=100`)));
-    await waitFor('a period passed', async () => (await metric(base, 'ews_qos', { name: 'admission_predicted', class: 'browse' })) > 0);
+    await waitFor('a period passed', async () => (await metric(base, 'ews_admission_predicted_arrivals', { class: 'browse' })) > 0);
     const rs = await Promise.all(Array.from({ length: 40 }, () => get(`${base}/echo?ms=150`)));
     const ok = rs.filter((r) => r.status === 200).length;
     const refused = rs.filter((r) => r.status === 503);
@@ -72,7 +72,7 @@ describe('QoS in a running cluster', () => {
       assert.equal(cgi.status, 200);
       assert.equal(cgi.tree, '3', 'control requests are never adapted: always the full level');
     }
-    const G = await metric(base, 'ews_qos', { name: 'G' });
+    const G = await metric(base, 'ews_adaptation_level');
     assert.ok(G < 3, `G fell to ${G}`);
     assert.ok([...trees.keys()].some((k) => k === '200:1' || k === '200:2' || k === '503:-'), `pages degraded or refused: ${[...trees.entries()].join(' ')}`);
   });
