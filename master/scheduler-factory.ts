@@ -1,4 +1,4 @@
-// The scheduler a config asks for (SPEC §7).
+// The scheduler a config asks for.
 import type { Config } from '../shared/config.ts';
 import { createScheduler, type QueueItem, type Scheduler, type SchedulerLimits } from './scheduler.ts';
 import { DwfsScheduler } from './qos/dwfs.ts';

@@ -1,5 +1,5 @@
 // The seam between intake and dispatch. A scheduler holds queued requests per class and decides
-// which goes next; the QoS pipeline (SPEC §7) adds more implementations behind this interface.
+// which goes next; the QoS pipeline adds more implementations behind this interface.
 // Pure: time is an argument, no timers.
 import { LinkedQueue, type QueueNode } from './linked-queue.ts';
 
@@ -13,7 +13,7 @@ export interface QueueItem {
 
 export interface ClassBounds { readonly priority: number; readonly maxQueue: number; readonly deadlineMs: number }
 
-/** How a request ended, fed back to schedulers that learn from it (QoS, SPEC §7). */
+/** How a request ended, fed back to schedulers that learn from it (QoS). */
 export interface Outcome {
   readonly responseMs: number;
   /** Dispatch to answer (0 when never dispatched). */

@@ -1,6 +1,5 @@
-// `ews` command line (SPEC §2). Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
+// `ews` command line. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../shared/config.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './calibrate.ts';

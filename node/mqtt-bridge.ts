@@ -1,4 +1,4 @@
-// MQTT bridge (SPEC §6), optional (`mqtt.url`). Every board: retained online/offline status with a
+// MQTT bridge, optional (`mqtt.url`). Every board: retained online/offline status with a
 // last will. The master: retained cluster and device state, commands on .../set through its own
 // HTTP port (the same dispatch as HTTP control), results on .../result. The broker is never on
 // the HTTP path: nothing waits for it, and nothing is queued for it while it is away (state is

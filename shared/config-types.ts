@@ -42,7 +42,7 @@ export interface MatchRule {
 }
 export interface ClassConfig {
   readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
-  /** QoS (SPEC §7): DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
+  /** QoS: DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
   readonly weight: number; readonly share: number; readonly mk: { m: number; k: number } | undefined; readonly targetMs: number;
   /** Per-class queue bound (defaults to limits.maxQueue). */
   readonly maxQueue: number;

@@ -163,7 +163,7 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
       r.bad(p, 'must be an object');
       return;
     }
-    // weight/mk/targetMs/share belong to the QoS pipeline (SPEC §7) and are accepted now so configs stay stable.
+    // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
     r.noUnknown(c, p, ['name', 'priority', 'match', 'maxQueue', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
     const name = r.str(c, 'name', p);
     const priority = r.int(c, 'priority', p, i, 0, 99);

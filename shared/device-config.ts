@@ -1,4 +1,4 @@
-// The `devices` and `schedules` sections (SPEC §6), validated into typed objects.
+// The `devices` and `schedules` sections, validated into typed objects.
 import { validate as cronValid } from 'node-cron';
 
 export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';

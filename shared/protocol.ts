@@ -1,4 +1,4 @@
-// UDP cluster protocol (SPEC §5): a small binary format, HMAC-SHA256 over everything.
+// UDP cluster protocol: a small binary format, HMAC-SHA256 over everything.
 //
 //  off size field
 //    0    2 magic "EW"
@@ -25,7 +25,7 @@ export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN' | 'DEVICE' | 'IDEM'
 const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4, DEVICE: 5, IDEM: 6, REVOKE: 7 };
 const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN', 'DEVICE', 'IDEM', 'REVOKE'];
 
-/** runstate per SPEC: 1 running, 0 joining, -1 down (the paper's ∞). */
+/** runstate: 1 running, 0 joining, -1 down (the paper's ∞). */
 export type RunState = 1 | 0 | -1;
 
 export interface StateBody { master: number; linknum: number[]; runstate: RunState[] }

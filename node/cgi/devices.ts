@@ -1,4 +1,4 @@
-// CGI handlers for devices (SPEC §4): read every point now, or run an action.
+// CGI handlers for devices: read every point now, or run an action.
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { errorResponse } from '../../shared/errors.ts';
 import { deviceTarget } from '../../master/device-route.ts';

@@ -75,6 +75,21 @@ describe('a 3-board cluster', () => {
     assert.equal(a.status, 403);
     assert.equal(JSON.parse(a.body.toString()).error.code, 'NOT_FROM_MASTER');
     assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'target' }), 1);
+    // A valid frame runs once; the same frame again is a replay; an older term is stale; a frame
+    // claiming to come from the board itself is refused.
+    const { term } = await getJson<ClusterJson>(`${c.boards[1]!.url}/api/cluster`);
+    const status = async (f: Buffer) => {
+      const a = codec.decode((await exchange(f)).answer!);
+      return typeof a !== 'string' && a.type === 'answer' ? a.status : 0;
+    };
+    const valid = codec.request({ ...frame, id: 7001, term });
+    assert.equal(await status(valid), 200);
+    assert.equal(await status(valid), 403);
+    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'replay' }), 1);
+    assert.equal(await status(codec.request({ ...frame, id: 7002, term: term - 1 })), 403);
+    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'stale' }), 1);
+    assert.equal(await status(codec.request({ ...frame, id: 7003, term, master: 1 })), 403);
+    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'self' }), 1);
   });
 
   test('forged, replayed, truncated, oversized, other-cluster and random UDP packets are dropped and counted; nothing changes', async () => {

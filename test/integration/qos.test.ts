@@ -1,4 +1,4 @@
-// The QoS pipeline in a running cluster (SPEC §7): schedulers, admission, content adaptation, quotas.
+// The QoS pipeline in a running cluster: schedulers, admission, content adaptation, quotas.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { converged, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';

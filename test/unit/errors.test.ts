@@ -9,7 +9,7 @@ test('every error code is documented in the README', () => {
   for (const code of Object.keys(ERRORS)) assert.ok(readme.includes(`\`${code}\``), `README lacks ${code}`);
 });
 
-test('errors become the SPEC shape; 503s carry Retry-After; unknown errors are 500 without internals', () => {
+test('errors become one JSON shape ({error: {code, message}}); 503s carry Retry-After; unknown errors are 500 without internals', () => {
   const r = errorResponse(new EwsError('QUEUE_FULL'));
   assert.equal(r.status, 503);
   assert.equal(r.headers['retry-after'], '1');
