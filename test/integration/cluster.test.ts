@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { FrameCodec, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
+import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
 import { randomBytes } from 'node:crypto';
 import { converged, getJson, makeCluster, metric, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
 import { createCodec } from '../../shared/protocol.ts';
@@ -58,11 +58,18 @@ describe('a 3-board cluster', () => {
 
   test('the dispatch link refuses a forged frame (connection closed) and a frame addressed to another board (403)', async () => {
     const port = c.boards[1]!.httpPort;
-    const exchange = (frame: Buffer) => new Promise<{ closed: boolean; answer?: Buffer }>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => s.end(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
-      const got: Buffer[] = [];
-      s.on('data', (d: Buffer) => got.push(d));
-      s.on('close', () => resolve({ closed: true, answer: got.length ? Buffer.concat(got) : undefined }));
+    // One frame out, the first whole frame back (or the board closing the connection without one).
+    const exchange = (frame: Buffer) => new Promise<{ answer?: Buffer }>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
+      const split = new FrameSplitter(1 << 20);
+      s.on('data', (d: Buffer) => {
+        const frames = split.push(d);
+        if (frames !== 'oversized' && frames.length > 0) {
+          s.destroy();
+          resolve({ answer: frames[0] });
+        }
+      });
+      s.on('close', () => resolve({}));
     });
     const frame = { id: 99, master: 0, term: 3, target: 1, cls: 0, tree: 3, origin: 'client' as const, method: 'GET', url: '/cgi-bin/echo?ms=1', headers: [], body: Buffer.alloc(0) };
     const forged = await exchange(new FrameCodec(Buffer.alloc(32, 9), 1 << 16).request(frame));
