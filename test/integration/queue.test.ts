@@ -24,7 +24,7 @@ describe('priority queue with one request per board', () => {
     await busy(c, 1);
     const long2 = fetch(`${base}/cgi-bin/echo?ms=4000`);
     await busy(c, 2);
-    const short = fetch(`${base}/cgi-bin/echo?ms=600`);
+    const short = fetch(`${base}/cgi-bin/echo?ms=2000`); // long enough to queue all eight behind it
     await busy(c, 3);
     const order: string[] = [];
     const pending: Promise<void>[] = [];
@@ -35,8 +35,14 @@ describe('priority queue with one request per board', () => {
         order.push(name);
       }));
     };
-    for (let i = 1; i <= 4; i++) send(`L${i}`, `/echo?ms=20&n=${i}`);
-    for (let i = 1; i <= 4; i++) send(`H${i}`, `/cgi-bin/echo?ms=20&n=${i}`);
+    // One at a time, each only once the master has queued the previous one: the arrival order is
+    // the one the test sends, not a race between sockets.
+    const queued = async () => (await getJson<{ classes: Array<{ queued: number }> }>(`${base}/api/stats`)).classes.reduce((n, c) => n + c.queued, 0);
+    const names = [1, 2, 3, 4].map((i) => [`L${i}`, `/echo?ms=20&n=${i}`]).concat([1, 2, 3, 4].map((i) => [`H${i}`, `/cgi-bin/echo?ms=20&n=${i}`]));
+    for (const [k, [name, path]] of names.entries()) {
+      send(name!, path!);
+      await waitFor(`${name} queued`, async () => (await queued()) === k + 1);
+    }
     await Promise.all([...pending, short]);
     assert.deepEqual(order, ['H1', 'H2', 'H3', 'H4', 'L1', 'L2', 'L3', 'L4']);
     await Promise.all([long1, long2]);
