@@ -16,7 +16,7 @@ if (!only || only === 'dispatch') {
   const md = `# Dispatch overhead (${new Date().toISOString()})
 
 ${d.what}. raw = a plain Node HTTP server giving the same answer; single = one board alone (intake,
-classification, queue, local execution); cluster = 3 boards, the master forwards ~2/3 of requests.
+classification, queue, local execution); cluster = 3 boards, the master forwards every request (masterWork forward).
 
 | target | req/s | p50 ms | p99 ms | errors |
 |---|---|---|---|---|
