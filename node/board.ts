@@ -83,9 +83,10 @@ export class Board {
     this.devices = new DeviceManager(cfg.devices, self.index, this.simulated?.factory ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
     this.directory = new DeviceDirectory(cfg.devices);
     this.idem = new IdempotentExecutor(new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs), self.index, () => Date.now(), (rec) => {
-      // Sent twice: a lost packet must not cost a device command.
-      const body = idemWire(rec, 900);
-      this.link.broadcastApp('IDEM', body);
+      // Sent twice: a lost packet must not cost a device command. An answer too large for the
+      // packet stays behind: a retry is then sent to the board that holds it.
+      let body = idemWire(rec, l.udpPacketBytesMax);
+      if (!this.link.broadcastApp('IDEM', body)) this.link.broadcastApp('IDEM', (body = idemWire(rec, 0)));
       if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
     });
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);

@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { readDevices, readSchedules } from './device-config.ts';
+import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
+import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 
 export type * from './config-types.ts';
 import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
@@ -291,7 +293,13 @@ export function parseConfig(raw: unknown): Config {
   if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
   const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);
+  // Relations between limits, checked once here rather than discovered at run time.
   if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
+  const idemPacket = IDEM_RECORD_BYTES_MAX + HEADER_BYTES + TAG_BYTES;
+  if (limits.udpPacketBytesMax < idemPacket) r.bad('limits.udpPacketBytesMax', `must be at least ${idemPacket} so an idempotency record fits one packet`);
+  if (limits.maxQueueBytes < limits.maxBodyBytes) r.bad('limits.maxQueueBytes', 'must be at least maxBodyBytes (a request of the largest body must be able to wait)');
+  const inFlight = limits.maxInFlightPerBoard * Math.max(1, boards.length);
+  if (limits.forwardReplayWindow < 2 * inFlight) r.bad('limits.forwardReplayWindow', `must be at least 2 × maxInFlightPerBoard × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   // Read before the first throw, so every problem is reported at once.
   const qos: QosConfig = {
     scheduler: scheduler as SchedulerName, periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000), historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),

@@ -73,6 +73,9 @@ export function parseIdem(body: Record<string, unknown>, boards: number): IdemRe
   return { key: k, hash: h, state: s === 'p' ? 'pending' : 'done', board: b, status: st, body: r, atMs: 0 };
 }
 
+/** An IDEM packet's JSON without the answer body: key (≤ 128 characters, each escaped at worst to 2), hash, state, board, status. */
+export const IDEM_RECORD_BYTES_MAX = 400;
+
 export function idemWire(rec: IdemRecord, bodyBytesMax: number): Record<string, unknown> {
   const w: Record<string, unknown> = { k: rec.key, h: rec.hash, s: rec.state === 'pending' ? 'p' : 'd', b: rec.board, st: rec.status };
   if (rec.body !== undefined && Buffer.byteLength(rec.body) <= bodyBytesMax) w.r = rec.body;

@@ -117,3 +117,14 @@ test('ews start refuses a short key and a config without auth (exit 2)', () => {
   const unknownBoard = ews('start', '--config', file(valid()), '--board', 'ews9');
   assert.equal(unknownBoard.status, 2);
 });
+
+test('relations between limits are checked at load, naming the key', () => {
+  const raw = valid() as Record<string, any>;
+  raw.limits = { udpPacketBytesMax: 300, maxBodyBytes: 1 << 20, maxQueueBytes: 1 << 19, forwardReplayWindow: 64, maxInFlightPerBoard: 40 };
+  const p = problems(raw);
+  for (const want of [
+    'limits.udpPacketBytesMax: must be at least 461 so an idempotency record fits one packet',
+    'limits.maxQueueBytes: must be at least maxBodyBytes',
+    'limits.forwardReplayWindow: must be at least 2 × maxInFlightPerBoard × boards',
+  ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+});
