@@ -86,7 +86,10 @@ export class Board {
       // Sent twice: a lost packet must not cost a device command. An answer too large for the
       // packet stays behind: a retry is then sent to the board that holds it.
       let body = idemWire(rec, l.udpPacketBytesMax);
-      if (!this.link.broadcastApp('IDEM', body)) this.link.broadcastApp('IDEM', (body = idemWire(rec, 0)));
+      if (!this.link.broadcastApp('IDEM', body)) {
+        body = idemWire(rec, 0);
+        this.link.broadcastApp('IDEM', body);
+      }
       if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
     });
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
