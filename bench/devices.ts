@@ -10,8 +10,8 @@ import { parseConfig } from '../shared/config.ts';
 import { silentLogger } from '../shared/log.ts';
 import { DeviceManager } from '../node/devices/device-manager.ts';
 import { openRealPort } from '../node/devices/serial-line.ts';
-import { simulatedPortFactory } from '../node/devices/simulated-ports.ts';
-import { PumpSimulator } from '../node/devices/simulators/pump.ts';
+import { simulatedPortFactory } from '../dev/simulated-ports.ts';
+import { PumpSimulator } from '../dev/simulators/pump.ts';
 import { demoDevices } from '../dev/demo.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
@@ -50,7 +50,7 @@ async function clusterRoundTrip() {
   const boards = [0, 1, 2].map((i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-bench-dev-')), 'c.json');
   writeFileSync(file, JSON.stringify({ cluster: { name: 'bench', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 }, boards, devices: demoDevices(boards.map((b) => b.id)), auth: { disabled: true } }));
-  const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id, '--simulate-devices'], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } }));
+  const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'dev/cabled-board.ts'), 'start', '--config', file, '--board', b.id, '--simulate-devices'], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } }));
   const u = `http://127.0.0.1:${boards[0]!.httpPort}`;
   try {
     await waitFor('devices online', async () => {

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildLan, health, request, settled, until, VIP } from '../hw-test/lan.ts';
 import { ptyPair, ptyWire } from '../test/devices/pty.ts';
-import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { demoDevices } from '../dev/demo.ts';
 
 const PULLS = Number(process.env.BENCH_PULLS ?? 20);

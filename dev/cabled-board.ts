@@ -2,9 +2,11 @@
 // its network given by dev/cable.ts, controlled over the IPC channel:
 //   { cut: boolean }                      pull or replug the cable
 //   { device: id, plugged: boolean }      pull or replug a simulated device's serial cable
+// With --simulate-devices each device's port is answered by its configured simulator.
 import { parseArgs } from 'node:util';
 import { fail, startBoard } from '../node/start.ts';
 import { Cable } from './cable.ts';
+import { simulatedPortFactory, type SimulatedPorts } from './simulated-ports.ts';
 
 const USAGE = 'usage: cabled-board start --config FILE --board ID [--simulate-devices]';
 
@@ -18,8 +20,16 @@ async function main(argv: string[]): Promise<number> {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }
   const cable = new Cable();
+  let simulated: SimulatedPorts | undefined;
   return startBoard(values, USAGE, {
     transport: cable.transport,
+    openPort:
+      values['simulate-devices'] === true
+        ? (cfg, board) => {
+            simulated = simulatedPortFactory(cfg.devices, board);
+            return simulated.factory;
+          }
+        : undefined,
     started: (board) => {
       process.on('message', (m: unknown) => {
         if (typeof m !== 'object' || m === null) return;
@@ -28,7 +38,15 @@ async function main(argv: string[]): Promise<number> {
           if (cable.pulled) board.dropConnections();
           board.log.warn({ cut: cable.pulled }, cable.pulled ? 'network cut' : 'network restored');
         }
-        if ('device' in m && 'plugged' in m) board.setDevicePlugged(String((m as { device: unknown }).device), Boolean((m as { plugged: unknown }).plugged));
+        if ('device' in m && 'plugged' in m && simulated) {
+          const id = String((m as { device: unknown }).device);
+          const plugged = Boolean((m as { plugged: unknown }).plugged);
+          const at = board.cfg.devices.find((d) => d.id === id)?.attach.find((a) => a.board === board.self.index);
+          if (!at) return;
+          if (plugged) simulated.plug(at.port);
+          else simulated.unplug(at.port);
+          board.log.warn({ device: id, plugged }, plugged ? 'device plugged back in' : 'device unplugged');
+        }
       });
     },
   });

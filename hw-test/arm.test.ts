@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildLan, health, request, ROOT, settled, until, VIP, type Lan } from './lan.ts';
 import { ptyPair, ptyWire } from '../test/devices/pty.ts';
-import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { demoDevices } from '../dev/demo.ts';
 
 const ARCHES = (process.env.ARM_ARCHES ?? 'arm64,armhf').split(',');

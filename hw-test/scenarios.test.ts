@@ -6,8 +6,8 @@ import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.ts';
 import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
-import { PumpSimulator } from '../node/devices/simulators/pump.ts';
-import { ValveSimulator } from '../node/devices/simulators/line-devices.ts';
+import { PumpSimulator } from '../dev/simulators/pump.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { demoDevices } from '../dev/demo.ts';
 import { createCodec } from '../shared/protocol.ts';
 

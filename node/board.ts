@@ -16,8 +16,7 @@ import { ClusterReactions } from './cluster-reactions.ts';
 import { clusterView, type ClusterView } from './cluster-view.ts';
 import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
-import { openRealPort } from './devices/serial-line.ts';
-import { simulatedPortFactory, type SimulatedPorts } from './devices/simulated-ports.ts';
+import { openRealPort, type PortFactory } from './devices/serial-line.ts';
 import { EventsHub } from './events-hub.ts';
 import { DispatchClient, serveLink } from './http/dispatch-link.ts';
 import { Executor } from './http/executor.ts';
@@ -40,8 +39,8 @@ export interface BoardOptions {
   boardId: string;
   clock?: Clock;
   log?: Logger;
-  /** Answer each device's port with its configured simulator (the demo). */
-  simulateDevices?: boolean;
+  /** How device ports are opened (real serial ports unless the demo brings simulators). */
+  openPort?: PortFactory;
   /** The network (the system's unless the demo or a test brings one with a cable to pull). */
   transport?: Transport;
 }
@@ -56,7 +55,6 @@ export class Board {
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
   readonly idem: IdempotentExecutor;
-  private readonly simulated: SimulatedPorts | undefined;
   private readonly schedules: Schedules;
   private readonly mqtt: MqttBridge;
   private readonly front: FrontServer;
@@ -79,8 +77,7 @@ export class Board {
     const metrics = this.metrics;
     const l = cfg.limits;
 
-    this.simulated = opts.simulateDevices ? simulatedPortFactory(cfg.devices, self.index) : undefined;
-    this.devices = new DeviceManager(cfg.devices, self.index, this.simulated?.factory ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
+    this.devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
     this.directory = new DeviceDirectory(cfg.devices);
     this.idem = new IdempotentExecutor(new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs), self.index, () => Date.now(), (rec) => {
       // Sent twice: a lost packet must not cost a device command. An answer too large for the
@@ -166,16 +163,6 @@ export class Board {
     this.front.dropAll();
     this.relay.close();
     this.intake.dropConnections();
-  }
-
-  /** Demo: pull or replug a simulated device's cable on this board. Returns false if it is not here. */
-  setDevicePlugged(deviceId: string, plugged: boolean): boolean {
-    const at = this.cfg.devices.find((d) => d.id === deviceId)?.attach.find((a) => a.board === this.self.index);
-    if (!at || !this.simulated) return false;
-    if (plugged) this.simulated.plug(at.port);
-    else this.simulated.unplug(at.port);
-    this.log.warn({ device: deviceId, plugged }, plugged ? 'device plugged back in' : 'device unplugged');
-    return true;
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,6 @@ import { runCalibrate } from './calibrate.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
-            [--simulate-devices]         answer device ports with their configured simulators
   ews check-config --config FILE         validate; exit 2 listing every problem
   ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
   ews hash-password                      read a password on stdin, print its hash for auth.users[]
@@ -51,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' }, 'simulate-devices': { type: 'boolean' } }, strict: true }).values;
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' } }, strict: true }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }

@@ -1,8 +1,9 @@
 // Booting one board from the command line: config checks (exit 2 naming the problem), the
 // board, SIGHUP reloads of the classification rules, systemd readiness, a clean stop.
-import { ConfigError, loadConfig, startProblems } from '../shared/config.ts';
+import { ConfigError, loadConfig, startProblems, type Config } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { startSystemdNotify } from './sd-notify.ts';
+import type { PortFactory } from './devices/serial-line.ts';
 import type { Transport } from './transport.ts';
 
 export function fail(msg: string, code = 2): number {
@@ -23,6 +24,8 @@ export function loadOrFail(file: string | undefined, usage: string): ReturnType<
 export interface StartOptions {
   /** The network (the system's unless the demo or a test brings a cable to pull). */
   transport?: Transport;
+  /** How device ports are opened, given the config and this board's index (the demo's simulators). */
+  openPort?: (cfg: Config, board: number) => PortFactory;
   /** Called once the board runs (the demo's control channel hooks in here). */
   started?: (board: Board) => void;
 }
@@ -38,7 +41,8 @@ export async function startBoard(values: Record<string, string | boolean | undef
   if (problems.length > 0) return fail(problems.join('\n'));
   let board: Board;
   try {
-    board = await Board.start({ cfg, boardId, simulateDevices: values['simulate-devices'] === true, transport: opts.transport });
+    const index = cfg.boards.findIndex((b) => b.id === boardId);
+    board = await Board.start({ cfg, boardId, transport: opts.transport, openPort: opts.openPort?.(cfg, index) });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }

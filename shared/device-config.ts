@@ -16,7 +16,7 @@ export type SimulatorKind = 'pump' | 'valve' | 'sensor';
 interface DeviceBase {
   readonly id: string; readonly name: string; readonly attach: readonly Attachment[]; readonly serial: SerialSettings;
   readonly timeoutMs: number; readonly retries: number;
-  /** With `ews start --simulate-devices` (the demo), a simulator of this kind answers on the port. */
+  /** In the demo (dev/cabled-board.ts --simulate-devices), a simulator of this kind answers on the port; boards ignore it. */
   readonly simulate: SimulatorKind | undefined;
 }
 export interface ModbusDevice extends DeviceBase { readonly driver: 'modbus-rtu'; readonly unitId: number; readonly points: readonly ModbusPoint[]; readonly actions: readonly ModbusAction[] }

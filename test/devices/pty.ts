@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
-import type { Wire } from '../../node/devices/simulators/simulator.ts';
+import type { Wire } from '../../dev/simulators/simulator.ts';
 
 export interface PtyPair { a: string; b: string; proc: ChildProcess; kill(): Promise<void>; restart(): Promise<void> }
 

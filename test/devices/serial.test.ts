@@ -6,8 +6,8 @@ import { silentLogger } from '../../shared/log.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';
-import { PumpSimulator } from '../../node/devices/simulators/pump.ts';
-import { ValveSimulator } from '../../node/devices/simulators/line-devices.ts';
+import { PumpSimulator } from '../../dev/simulators/pump.ts';
+import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
 import { ptyPair, ptyWire, until, type PtyPair } from './pty.ts';
 
 const KEY = 'ab'.repeat(32);

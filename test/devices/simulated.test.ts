@@ -5,7 +5,7 @@ import { parseConfig } from '../../shared/config.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
-import { simulatedPortFactory } from '../../node/devices/simulated-ports.ts';
+import { simulatedPortFactory } from '../../dev/simulated-ports.ts';
 import { demoDevices } from '../../dev/demo.ts';
 import { until } from './pty.ts';
 

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { freePorts, ROOT, waitFor } from './harness.ts';
 import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
 import { demoDevices } from '../../dev/demo.ts';
+import { PumpSimulator } from '../../dev/simulators/pump.ts';
+import { ptyPair, ptyWire } from '../devices/pty.ts';
 
 describe('deploy', () => {
   let root: string;
@@ -46,11 +48,21 @@ describe('deploy', () => {
     assert.doesNotMatch(`${v.stdout}${v.stderr}`, /ews\.service:\d+/, 'systemd-analyze finds nothing wrong in the unit');
   });
 
-  test('the installed package boots without the checkout, drives a device, serves the UI, and speaks the systemd watchdog', async () => {
+  test('the installed package boots without the checkout, drives a device, serves the UI, and speaks the systemd watchdog', async (t) => {
     const [http, udp] = await freePorts(2);
     const dir = mkdtempSync(join(tmpdir(), 'ews-run-'));
     const cfgFile = join(dir, 'c.json');
-    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'cd'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [(demoDevices(['b1']) as object[])[0]], auth: { disabled: true } }));
+    // The demo's pump on a real pseudo-terminal: the installed board drives it through the
+    // package's own serialport (its native binding), a simulator answers on the other end.
+    const pty = await ptyPair();
+    const wire = await ptyWire(pty.b);
+    new PumpSimulator(1).attach(wire.wire);
+    t.after(async () => {
+      await wire.close();
+      await pty.kill();
+    });
+    const pump = { ...(demoDevices(['b1']) as Array<Record<string, unknown>>)[0], attach: [{ board: 'b1', port: pty.a }] };
+    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'cd'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [pump], auth: { disabled: true } }));
     // A stand-in for systemd's notify socket (a unix datagram socket), to hear READY and WATCHDOG.
     const sockPath = join(dir, 'notify.sock');
     const listener = spawn('/usr/bin/python3', ['-u', '-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('listening',flush=True)\nwhile True: print(s.recv(4096).decode().replace('\\n',' '),flush=True)`, sockPath], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -58,7 +70,7 @@ describe('deploy', () => {
     let heard = '';
     listener.stdout!.on('data', (d) => (heard += d.toString()));
     await waitFor('notify listener', async () => heard.includes('listening'));
-    const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1', '--simulate-devices'], {
+    const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1'], {
       cwd: dir, stdio: 'ignore', env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn' },
     });
     procs.push(board);

@@ -1,7 +1,7 @@
 // Serial ports answered by in-process simulators (serialport's mock binding): the demo's devices
 // work with no hardware and no system packages. One simulator per port path, kept across reopens.
-import type { DeviceConfig } from '../../shared/device-config.ts';
-import type { PortFactory, PortLike } from './serial-line.ts';
+import type { DeviceConfig } from '../shared/device-config.ts';
+import type { PortFactory, PortLike } from '../node/devices/serial-line.ts';
 import { PumpSimulator } from './simulators/pump.ts';
 import { SensorSimulator, ValveSimulator } from './simulators/line-devices.ts';
 import type { Simulator } from './simulators/simulator.ts';

@@ -1,5 +1,5 @@
 // Line-protocol devices: a valve whose position moves over time, and a temperature sensor.
-import { LineSplitter } from '../line-splitter.ts';
+import { LineSplitter } from '../../node/devices/line-splitter.ts';
 import { Ramp, Simulator } from './simulator.ts';
 
 abstract class LineSimulator extends Simulator {

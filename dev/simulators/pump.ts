@@ -1,6 +1,6 @@
 // A pump on Modbus RTU: coil 0 running, holding 1 speed (rpm, 0-3000), input 0 temperature
 // (°C × 10, drifts toward 20 + speed/100 while running, back to 20 when stopped), discrete 0 fault.
-import { encodeReply, parseRequest, type Reply, type Request } from '../modbus-rtu.ts';
+import { encodeReply, parseRequest, type Reply, type Request } from '../../node/devices/modbus-rtu.ts';
 import { Ramp, Simulator } from './simulator.ts';
 
 export class PumpSimulator extends Simulator {
