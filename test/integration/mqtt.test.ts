@@ -78,10 +78,9 @@ describe('MQTT bridge', () => {
 
   test('a broker outage never blocks HTTP control; the bridge reconnects', async () => {
     await broker.stop();
-    const t0 = Date.now();
+    // With the broker gone, control still answers (the fetch's own timeout would throw otherwise).
     const r = await fetch(`${c.boards[1]!.url}/cgi-bin/devices/pump1/stop`, { method: 'POST', headers: auth, signal: AbortSignal.timeout(5000) });
     assert.equal(r.status, 200);
-    assert.ok(Date.now() - t0 < 5000);
     seen.delete(`${P}/boards/b3/status`);
     seen.delete(`${P}/devices/pump1/state`);
     await broker.start();
