@@ -1,13 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { ERRORS, EwsError, errorResponse } from '../../shared/errors.ts';
-
-test('every error code is documented in the README', () => {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-  for (const code of Object.keys(ERRORS)) assert.ok(readme.includes(`\`${code}\``), `README lacks ${code}`);
-});
 
 test('errors become one JSON shape ({error: {code, message}}); 503s carry Retry-After; unknown errors are 500 without internals', () => {
   const r = errorResponse(new EwsError('QUEUE_FULL'));

@@ -1,6 +1,6 @@
 // The dependency direction, checked on every import of the runtime: shared/ (pure cores and wire
 // formats) ← master/ (the master role's decisions) ← node/ (the board runtime, all I/O). Nothing
-// in the runtime imports deploy/, bench/, test/ or hw-test/. Run by `npm test` and `npm run lint`.
+// in the runtime imports dev/, deploy/, bench/, test/ or hw-test/. Run by `npm run lint`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
