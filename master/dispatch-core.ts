@@ -20,7 +20,7 @@ import { ReserveQueue } from './qos/reserve-queue.ts';
 export { OUTCOMES, type Effect, type Job, type JobInfo, type JobState, type OutcomeName } from './job.ts';
 
 const NONE: readonly number[] = [];
-/** 'spill': the master runs overflow itself only while its event loop is busy less than this. */
+/** 'spill': the master runs overflow itself only while it uses less than this share of its CPU. */
 export const SPILL_BELOW = 0.6;
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
@@ -51,7 +51,7 @@ export class DispatchCore<P> {
   private viewNow = 0;
   private readonly view: BoardLoadView;
   private readonly spill: boolean;
-  /** The master's own event-loop utilisation (0..1), measured by the adapter. */
+  /** The master's own CPU use against its capacity (0..1), measured by the adapter. */
   private busy = 0;
   private readonly forwardOnly: boolean;
   private readonly others: readonly number[];
@@ -219,7 +219,7 @@ export class DispatchCore<P> {
     return this.pumpInto(out, nowMs);
   }
 
-  /** The master's own event-loop utilisation (0..1) over the last interval: how much room it has for work of its own. */
+  /** The master's own CPU use against its capacity (0..1) over the last interval: how much room it has for work of its own. */
   masterBusy(utilization: number): void {
     this.busy = utilization;
   }

@@ -19,7 +19,7 @@ export interface ClusterConfig {
   readonly stateMinGapMs: number;
   /**
    * Where the master's own share of the work goes. 'spill': the master runs a request itself only
-   * when every other eligible board is full and its own event loop is less than 60 % busy (it
+   * when every other eligible board is full and it uses less than 60 % of its CPU (it
    * pays for every request it forwards, so its CPU is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
    * 'forward' (the default, measured best in bench/results/boards.md): the master runs only what
    * no other running board can serve.

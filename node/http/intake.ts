@@ -14,6 +14,7 @@ import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempot
 import { createClassifier, type Classifier } from '../../master/classify.ts';
 import { deviceTarget } from '../../master/device-route.ts';
 import { DispatchCore, OUTCOMES, type Effect, type Job } from '../../master/dispatch-core.ts';
+import { cpuCapacityCores } from '../cpu-capacity.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
@@ -45,8 +46,8 @@ export interface IntakeDeps {
   idempotency: IdempotencyStore;
 }
 
-/** How often the master measures its own event-loop utilisation (for masterWork 'spill'). */
-const ELU_INTERVAL_MS = 250;
+/** How often the master measures its own CPU use (for masterWork 'spill'). */
+const BUSY_INTERVAL_MS = 250;
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Headers that never cross a hop, and ews's own (which only ews sets). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'x-forwarded-for']);
@@ -72,15 +73,18 @@ export class Intake {
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
     registerQosMetrics(d.metrics, () => this.core.qosState(), names);
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
-    let elu = performance.eventLoopUtilization();
-    let eluAt = 0;
+    // The master's own CPU use against what it may use (a board's core, or its cgroup quota):
+    // how much room it has for work of its own (masterWork 'spill').
+    const capacity = cpuCapacityCores();
+    let cpu = process.cpuUsage();
+    let cpuAt = this.d.clock.now();
     this.timer = setInterval(() => {
       const now = this.d.clock.now();
-      if (now - eluAt >= ELU_INTERVAL_MS) {
-        const next = performance.eventLoopUtilization();
-        this.core.masterBusy(performance.eventLoopUtilization(next, elu).utilization);
-        elu = next;
-        eluAt = now;
+      if (now - cpuAt >= BUSY_INTERVAL_MS) {
+        const used = process.cpuUsage(cpu);
+        this.core.masterBusy((used.user + used.system) / 1000 / (now - cpuAt) / capacity);
+        cpu = process.cpuUsage();
+        cpuAt = now;
       }
       this.run(this.core.tick(now));
     }, tickMs).unref();
