@@ -60,6 +60,8 @@ export class Intake {
   private periodTimer: NodeJS.Timeout | undefined;
   private readonly trusted: ReadonlySet<string>;
   private readonly boardAddresses: ReadonlySet<string>;
+  /** Jobs this board (the master) runs itself, to cancel when their client leaves. */
+  private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
 
   constructor(private readonly d: IntakeDeps) {
     const { cfg } = d;
@@ -144,10 +146,6 @@ export class Intake {
     };
   }
 
-  qosState(): Record<string, unknown> {
-    return this.core.qosState();
-  }
-
   /** SIGHUP: new match rules for the same classes take effect for the next request. */
   reclassify(classes: Config['classes']): boolean {
     const same = classes.length === this.d.cfg.classes.length && classes.every((c, i) => c.name === this.d.cfg.classes[i]!.name);
@@ -179,7 +177,6 @@ export class Intake {
     });
     if (job.state === 'running') this.local.set(job, handle);
   }
-  private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
 
   private forward(job: Job<Exchange>, board: number, id: number, tree: number): void {
     const ex = job.payload;
