@@ -7,6 +7,7 @@ import type { ClusterCore } from '../../shared/election.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { sendError } from '../../shared/http-io.ts';
 import { Cancel } from '../../shared/cancel.ts';
+import { nonCanonical } from '../../shared/request-target.ts';
 import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
@@ -33,6 +34,7 @@ export class Executor {
     else if (!this.replay.accept(f)) reason = 'replay';
     const cls = this.cfg.classes[f.cls];
     if (!reason && !cls) reason = 'class';
+    if (!reason && nonCanonical(f.url)) reason = 'target-path';
     const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, headers, body });
     if (reason || !cls) {
       this.rejected.inc({ reason });

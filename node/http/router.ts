@@ -6,6 +6,7 @@ import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { ClusterCore } from '../../shared/election.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { readBody, sendJson } from '../../shared/http-io.ts';
+import { nonCanonical } from '../../shared/request-target.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster-view.ts';
@@ -48,6 +49,9 @@ export class Router {
     const { d } = this;
     if (d.closing()) throw new EwsError('SHUTTING_DOWN');
     const url = req.url ?? '/';
+    // One spelling of every path from here on: the guard decides on what will run.
+    const odd = nonCanonical(url);
+    if (odd) throw new EwsError('BAD_REQUEST', odd);
     for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
     // The UI fails over between boards: the cluster's own origins may call any board.
     const origin = req.headers.origin;

@@ -32,6 +32,17 @@ describe('security', () => {
   });
   after(() => c.stop());
 
+  test('no spelling of a path gets past the guard: dot segments, encoded dots and slashes, absolute form are 400 on every board', async () => {
+    const spellings = ['/x/../api/devices', '/./api/devices', '/%2E%2e/cgi-bin/devices/pump1', '/cgi-bin/devices%2fpump1', '//api/devices', 'http://x/api/devices'];
+    for (const i of [0, 1, 2]) {
+      for (const target of spellings) {
+        const res = await rawRequest(c.boards[i]!.httpPort, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, { endAfterWrite: true });
+        assert.match(res, /^HTTP\/1\.1 400 /, `board ${i + 1}, ${target}: ${res.split('\r\n')[0]}`);
+        assert.doesNotMatch(res, /"points"|pump1.*speed/, 'no device data');
+      }
+    }
+  });
+
   test('without a session: control 401, data 401; health and the UI\'s files are public', async () => {
     for (const [path, method] of [['/cgi-bin/devices/pump1/start', 'POST'], ['/cgi-bin/devices/pump1', 'GET'], ['/api/devices', 'GET'], ['/api/cluster', 'GET'], ['/api/events', 'GET']] as const) {
       const r = await fetch(`${u(1)}${path}`, { method });
