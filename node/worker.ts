@@ -29,7 +29,8 @@ export interface ExecRequest {
   signal: Cancellation;
 }
 
-export const ECHO_MS_MAX = 60_000;
+/** The slow CGI's longest wait: a board's slot is not lent for longer. */
+export const ECHO_MS_MAX = 10_000;
 export const ECHO_BYTES_MAX = 1 << 20;
 export const BURN_MS_MAX = 1000;
 

@@ -17,7 +17,9 @@ export type Need = 'public' | 'viewer' | 'operator';
 export function needFor(method: string, path: string): Need {
   if (path === '/healthz' || path === '/metrics' || path === '/api/login' || path === '/api/logout' || path === '/api/session') return 'public';
   const reads = method === 'GET' || method === 'HEAD';
-  if (reads && !path.startsWith('/api/') && !path.startsWith('/cgi-bin/')) return 'public';
+  // The UI's files are public; the slow page (/echo, for benchmarks) costs a board's time like a CGI.
+  const echo = path === '/echo' || path.startsWith('/echo/');
+  if (reads && !echo && !path.startsWith('/api/') && !path.startsWith('/cgi-bin/')) return 'public';
   return reads ? 'viewer' : 'operator';
 }
 

@@ -44,7 +44,7 @@ describe('security', () => {
   });
 
   test('without a session: control 401, data 401; health and the UI\'s files are public', async () => {
-    for (const [path, method] of [['/cgi-bin/devices/pump1/start', 'POST'], ['/cgi-bin/devices/pump1', 'GET'], ['/api/devices', 'GET'], ['/api/cluster', 'GET'], ['/api/events', 'GET']] as const) {
+    for (const [path, method] of [['/cgi-bin/devices/pump1/start', 'POST'], ['/cgi-bin/devices/pump1', 'GET'], ['/api/devices', 'GET'], ['/api/cluster', 'GET'], ['/api/events', 'GET'], ['/echo?ms=9800', 'GET'], ['/cgi-bin/echo?ms=9800', 'GET']] as const) {
       const r = await fetch(`${u(1)}${path}`, { method });
       assert.equal(r.status, 401, `${method} ${path}`);
       assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'UNAUTHENTICATED');
