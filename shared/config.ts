@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
+import { linearRegExp } from './linear-regexp.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 
 export type * from './config-types.ts';
@@ -195,9 +196,11 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
       if (m.pathPrefix !== undefined) rule.pathPrefix = r.str(m, 'pathPrefix', mp);
       if (m.method !== undefined) rule.method = r.str(m, 'method', mp).toUpperCase();
       if (m.regex !== undefined) {
-        try { rule.regex = new RegExp(r.str(m, 'regex', mp)); } catch { r.bad(`${mp}.regex`, 'is not a valid regular expression'); }
+        const re = linearRegExp(r.str(m, 'regex', mp));
+        if (typeof re === 'string') r.bad(`${mp}.regex`, re);
+        else rule.regex = re;
       }
-      if (Object.keys(rule).length === 0) r.bad(mp, 'needs pathPrefix, method, regex, header, cookie or client');
+      if (Object.keys(rule).length === 0 && m.regex === undefined) r.bad(mp, 'needs pathPrefix, method, regex, header, cookie or client');
       match.push(rule);
     });
     const deadlineMs = r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000);

@@ -128,3 +128,14 @@ test('relations between limits are checked at load, naming the key', () => {
     'limits.forwardReplayWindow: must be at least 2 × maxInFlightPerBoard × boards',
   ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
 });
+
+test('class regexes run in linear time: the catastrophic pattern is harmless, a backreference is refused', () => {
+  const raw = valid() as Record<string, any>;
+  raw.classes = [{ name: 'c', match: [{ regex: '^/(a+)+$' }] }, { name: 'd', match: [{ regex: '^/(x)\\1' }] }];
+  assert.deepEqual(problems(raw).filter((p) => p.startsWith('classes')), ['classes[1].match[0].regex: cannot run in linear time (backreferences and lookarounds are refused)']);
+  raw.classes = [{ name: 'c', match: [{ regex: '^/(a+)+$' }] }, { name: 'd', match: [{ pathPrefix: '/' }] }];
+  const re = parseConfig(raw).classes[0]!.match[0]!.regex!;
+  const t0 = performance.now();
+  assert.equal(re.test(`/${'a'.repeat(5000)}!`), false);
+  assert.ok(performance.now() - t0 < 1000, 'linear: 5000 characters do not hang it (backtracking would take longer than the universe)');
+});
