@@ -5,7 +5,8 @@ export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';
 export interface ModbusPoint { readonly name: string; readonly kind: RegisterKind; readonly address: number; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined; readonly signed: boolean }
 export interface LinePoint { readonly name: string; readonly query: string; readonly parse: RegExp; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined }
 /** What an action does with its input: nothing (fixed), or a number/boolean from the body's "value". */
-export interface ActionInput { readonly required: boolean; readonly type: 'number' | 'boolean'; readonly min: number | undefined; readonly max: number | undefined }
+/** `step`: a value must be a whole multiple of it (a register holds whole units of its scale). */
+export interface ActionInput { readonly required: boolean; readonly type: 'number' | 'boolean'; readonly min: number | undefined; readonly max: number | undefined; readonly step: number | undefined }
 export interface ModbusAction { readonly name: string; readonly write: string; readonly fixed: number | boolean | undefined; readonly input: ActionInput | undefined }
 /** `idempotent`: sending it twice does no harm (e.g. "SET 40"), so a late or garbled reply may be retried. */
 export interface LineAction { readonly name: string; readonly send: string; readonly input: ActionInput | undefined; readonly idempotent: boolean }
@@ -76,11 +77,11 @@ function serial(o: Raw, p: string, out: Problems): SerialSettings {
   return { baudRate: int(s, 'baudRate', `${p}.serial`, out, 9600, 50, 4_000_000), parity: parity as SerialSettings['parity'], dataBits: dataBits as 7 | 8, stopBits: stopBits as 1 | 2 };
 }
 
-function actionInput(a: Raw, p: string, out: Problems, type: 'number' | 'boolean', point?: { min: number | undefined; max: number | undefined }): ActionInput {
+function actionInput(a: Raw, p: string, out: Problems, type: 'number' | 'boolean', point?: { min: number | undefined; max: number | undefined; kind?: string; scale?: number }): ActionInput {
   const min = num(a, 'min', p, out) ?? point?.min;
   const max = num(a, 'max', p, out) ?? point?.max;
   if (min !== undefined && max !== undefined && min > max) out.bad(`${p}.min`, 'is above max');
-  return { required: true, type, min, max };
+  return { required: true, type, min, max, step: point?.kind === 'holding' ? point.scale : undefined };
 }
 
 export function readDevices(list: readonly unknown[], boardIds: readonly string[], out: Problems): DeviceConfig[] {

@@ -30,5 +30,21 @@ export function resolveAction(dev: DeviceConfig, actionName: string, body: Buffe
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new EwsError('BAD_REQUEST', `"value" must be a number`);
   if (input.min !== undefined && value < input.min) throw new EwsError('BAD_REQUEST', `"value" ${value} is below the minimum ${input.min}`);
   if (input.max !== undefined && value > input.max) throw new EwsError('BAD_REQUEST', `"value" ${value} is above the maximum ${input.max}`);
+  if (input.step !== undefined) {
+    const units = value / input.step;
+    if (Math.abs(units - Math.round(units)) > 1e-9) throw new EwsError('BAD_REQUEST', `"value" ${value} must be a whole multiple of ${input.step} (the register holds whole units), not rounded silently`);
+  }
   return { name: actionName, value };
+}
+
+/** A number as a device reads it: plain decimal digits, never an exponent (1e-7 → 0.0000001). */
+export function plainDecimal(v: number): string {
+  const s = String(v);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s;
+  const [, sign, lead, frac = '', expText] = m;
+  const exp = Number(expText);
+  const digits = lead! + frac;
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  return exp >= frac.length ? `${sign}${digits}${'0'.repeat(exp - frac.length)}` : `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
 }

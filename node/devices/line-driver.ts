@@ -2,6 +2,7 @@
 import type { LineAction, LineDevice } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { LineSplitter } from './line-splitter.ts';
+import { plainDecimal } from './action-input.ts';
 import { withRetries, type PortIO } from './port-worker.ts';
 
 /** `retries`: how often a timeout or garbled reply is asked again (0 for a command that must not run twice). */
@@ -43,5 +44,5 @@ export async function readLine(io: PortIO, dev: LineDevice): Promise<Record<stri
  * answered by sending it again (the device would run it twice) unless it is declared idempotent.
  */
 export async function sendLine(io: PortIO, dev: LineDevice, action: LineAction, value: number | undefined): Promise<string> {
-  return ask(io, dev, value === undefined ? action.send : action.send.replaceAll('{value}', String(value)), action.idempotent ? dev.retries : 0);
+  return ask(io, dev, value === undefined ? action.send : action.send.replaceAll('{value}', plainDecimal(value)), action.idempotent ? dev.retries : 0);
 }
