@@ -35,7 +35,9 @@ export class SessionRoutes {
     }
     if (!name) throw new EwsError('BAD_REQUEST', 'send {"name": …, "password": …}');
     const now = Date.now();
-    const wait = Math.max(this.loginByClient.take(req.socket.remoteAddress ?? '?', now), this.loginByUser.take(name, now));
+    // Per client, and per client and user: a stranger's wrong guesses cannot lock the real operator out.
+    const client = req.socket.remoteAddress ?? '?';
+    const wait = Math.max(this.loginByClient.take(client, now), this.loginByUser.take(`${client}\0${name}`, now));
     if (wait > 0) throw new EwsError('RATE_LIMITED', undefined, { retryAfterS: wait });
     if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
     const user = auth.users.find((u) => u.name === name);

@@ -162,6 +162,25 @@ describe('security', () => {
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   });
 
+  test('a stranger who exhausts a user\'s login attempts does not lock the real user out', async () => {
+    const { request } = await import('node:http');
+    const port = c.boards[1]!.httpPort;
+    // From another local address (127.0.0.2): wrong passwords for the operator until refused.
+    const from2 = (body: string) => new Promise<number>((resolve, reject) => {
+      const q = request({ host: '127.0.0.1', port, path: '/api/login', method: 'POST', localAddress: '127.0.0.2', headers: { 'content-type': 'application/json' } }, (r) => {
+        r.resume();
+        r.on('end', () => resolve(r.statusCode ?? 0));
+      });
+      q.on('error', reject);
+      q.end(body);
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push(await from2(JSON.stringify({ name: OP.name, password: 'wrong' })));
+    assert.ok(statuses.includes(429), `the stranger is limited: ${statuses.join(' ')}`);
+    const r = await fetch(`${u(1)}/api/login`, { method: 'POST', body: JSON.stringify(OP) });
+    assert.equal(r.status, 200, 'the operator, from their own address, logs in');
+  });
+
   test('a session stays valid on every board and across a master failover', async () => {
     const o = await login(OP, 1);
     const headers = { authorization: `Bearer ${o.json.token}` };
