@@ -26,6 +26,11 @@ export interface ClusterConfig {
    */
   readonly masterWork: 'spill' | 'share' | 'forward';
   readonly vip: VipConfig | undefined;
+  /**
+   * Names clients may reach the cluster by, besides the boards' and the VIP's addresses and
+   * localhost: a request with any other Host is refused (DNS rebinding).
+   */
+  readonly hosts: readonly string[];
 }
 export interface BoardConfig {
   readonly id: string; readonly index: number; readonly address: string;

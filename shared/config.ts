@@ -2,6 +2,7 @@
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
 import { readFileSync } from 'node:fs';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { linearRegExp } from './linear-regexp.ts';
@@ -23,57 +24,10 @@ export class ConfigError extends Error {
   }
 }
 
-type Raw = Record<string, unknown>;
-const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Collects problems while reading fields; never throws until `done`. */
-class Reader {
-  readonly problems: string[] = [];
-  bad(path: string, problem: string): void {
-    this.problems.push(`${path}: ${problem}`);
-  }
-  obj(parent: Raw, key: string, path: string, allowed: readonly string[], required = true): Raw | undefined {
-    const v = parent[key];
-    const p = path ? `${path}.${key}` : key;
-    if (v === undefined) {
-      if (required) this.bad(p, 'is required');
-      return undefined;
-    }
-    if (!isObj(v)) return this.bad(p, 'must be an object'), undefined;
-    this.noUnknown(v, p, allowed);
-    return v;
-  }
-  noUnknown(v: Raw, path: string, allowed: readonly string[]): void {
-    for (const k of Object.keys(v)) if (!allowed.includes(k)) this.bad(`${path}.${k}`, 'unknown key');
-  }
-  str(o: Raw, key: string, path: string, def?: string): string {
-    const v = o[key];
-    if (v === undefined && def !== undefined) return def;
-    if (typeof v !== 'string' || v.length === 0) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '';
-    return v;
-  }
-  int(o: Raw, key: string, path: string, def: number | undefined, min: number, max: number): number {
-    const v = o[key];
-    if (v === undefined && def !== undefined) return def;
-    if (typeof v !== 'number' || !Number.isInteger(v)) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be an integer'), def ?? min;
-    if (v < min || v > max) return this.bad(`${path}.${key}`, `must be between ${min} and ${max}`), def ?? min;
-    return v;
-  }
-  arr(o: Raw, key: string, path: string, required: boolean): unknown[] | undefined {
-    const v = o[key];
-    if (v === undefined) {
-      if (required) this.bad(`${path ? `${path}.` : ''}${key}`, 'is required');
-      return undefined;
-    }
-    if (!Array.isArray(v)) return this.bad(`${path ? `${path}.` : ''}${key}`, 'must be an array'), undefined;
-    return v;
-  }
-}
-
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
-  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'masterWork', 'vip']) ?? {};
+  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'masterWork', 'vip', 'hosts']) ?? {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
   let key = Buffer.alloc(0);
@@ -103,7 +57,12 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (v.duplicateCheck !== undefined && typeof v.duplicateCheck !== 'boolean') r.bad('cluster.vip.duplicateCheck', 'must be true or false');
     vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface, duplicateCheck: v.duplicateCheck !== false };
   }
-  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, masterWork, vip };
+  const hosts: string[] = [];
+  (r.arr(c, 'hosts', p, false) ?? []).forEach((h, i) => {
+    if (typeof h === 'string' && /^[A-Za-z0-9.-]{1,253}$/.test(h)) hosts.push(h.toLowerCase());
+    else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
+  });
+  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, masterWork, vip, hosts };
 }
 
 

@@ -31,10 +31,19 @@ export interface RouterDeps {
   closing(): boolean;
 }
 
+/** The name in a Host header, lower-case, without the port; undefined when missing or malformed. */
+function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^([A-Za-z0-9.-]{1,253})(?::\d{1,5})?$/.exec(header);
+  return m ? m[1]!.toLowerCase() : undefined;
+}
+
 export class Router {
   private readonly securityHeaders: ReadonlyArray<[string, string]>;
+  private readonly hosts: ReadonlySet<string>;
 
   constructor(private readonly d: RouterDeps) {
+    this.hosts = new Set(['localhost', '127.0.0.1', ...d.cfg.boards.map((b) => b.address), ...(d.cfg.cluster.vip ? [d.cfg.cluster.vip.address] : []), ...d.cfg.cluster.hosts]);
     const others = [...clusterOrigins(d.cfg)].filter((o) => o.startsWith('http://')).join(' ');
     this.securityHeaders = Object.entries({
       'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
@@ -52,6 +61,9 @@ export class Router {
     // One spelling of every path from here on: the guard decides on what will run.
     const odd = nonCanonical(url);
     if (odd) throw new EwsError('BAD_REQUEST', odd);
+    // A page a browser loaded from another name (DNS rebinding) cannot talk to the cluster.
+    const host = hostName(req.headers.host);
+    if (host === undefined || !this.hosts.has(host)) throw new EwsError('BAD_REQUEST', 'unknown Host: reach the cluster by a board\'s or the cluster\'s address or a name in cluster.hosts');
     for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
     // The UI fails over between boards: the cluster's own origins may call any board.
     const origin = req.headers.origin;
