@@ -165,7 +165,7 @@ describe('security', () => {
   test('a Host that is not the cluster\'s is refused (DNS rebinding); its own names pass', async () => {
     const port = c.boards[0]!.httpPort;
     const ask = (host: string) => rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, { endAfterWrite: true });
-    assert.match(await ask('evil.example'), /^HTTP\/1\.1 400 [^]*unknown Host/);
+    assert.match(await ask('evil.example'), /^HTTP\/1\.1 400 [\s\S]*unknown Host/);
     assert.match(await ask(`evil.example:${port}`), /^HTTP\/1\.1 400 /);
     assert.match(await ask(`127.0.0.1:${port}`), /^HTTP\/1\.1 200 /);
     assert.match(await ask('localhost'), /^HTTP\/1\.1 200 /);
