@@ -105,10 +105,11 @@ export class Board {
     this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), metrics, log, (ev) => this.reactions.onEvents(ev), transport);
     const frames = new FrameCodec(cfg.cluster.key, l.maxBodyBytes + l.maxHeaderBytes + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
-    const executor = new Executor(cfg, self, this.link.core, worker, metrics);
+    const executor = new Executor(cfg, self, this.link.core, worker, metrics, this.link.bootEpoch);
     this.intake = new Intake({
       cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
       link: new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason })),
+      epochOf: (board) => this.link.epochOf(board),
       executeLocal: (run, done) => executor.local(run, done),
       metrics, log, idempotency: this.idem.store,
     });

@@ -20,6 +20,10 @@ export class ClusterLink {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private epoch: number;
+  /** This board's epoch at boot: dispatch frames for an earlier boot are refused. */
+  readonly bootEpoch: number;
+  /** The latest epoch heard from each board (their boot epochs, as far as this board knows). */
+  private readonly peerEpochs: number[];
   private counter = 0;
   private readonly dropped: Counter;
   private readonly received: Counter;
@@ -52,6 +56,8 @@ export class ClusterLink {
     this.codec = createCodec({ key: c.key, cluster: c.name, boards: cfg.boards.length, packetBytesMax: cfg.limits.udpPacketBytesMax });
     this.guard = new ReplayGuard(cfg.boards.length);
     this.epoch = Math.min(bootEpoch, EPOCH_MAX);
+    this.bootEpoch = this.epoch;
+    this.peerEpochs = cfg.boards.map(() => 0);
     this.dropped = metrics.counter('ews_udp_dropped_total', 'UDP packets dropped, by reason');
     for (const r of DROP_REASONS) this.dropped.inc({ reason: r }, 0);
     this.received = metrics.counter('ews_udp_received_total', 'UDP packets accepted, by type');
@@ -116,6 +122,7 @@ export class ClusterLink {
       return;
     }
     this.received.inc({ type: msg.type });
+    if (d.env.epoch > this.peerEpochs[msg.sender]!) this.peerEpochs[msg.sender] = d.env.epoch;
     const now = this.clock.now();
     if (msg.type === 'STATE' && msg.sender === this.core.master) {
       if (this.lastStateAt >= 0) {
@@ -128,6 +135,11 @@ export class ClusterLink {
     }
     this.apply(this.core.receive(msg, now));
     if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE') this.onApp(msg);
+  }
+
+  /** Board i's epoch as last heard (0 until it has sent a packet). */
+  epochOf(board: number): number {
+    return board === this.self.index ? this.epoch : this.peerEpochs[board]!;
   }
 
   /** Broadcast application data to every board. Returns false if it does not fit in a packet. */

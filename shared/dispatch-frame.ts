@@ -4,17 +4,19 @@
 // every frame tagged with HMAC-SHA256 (cluster key), so a frame cannot be forged or altered.
 //
 //   frame  = u32 length | u8 type | fields… | tag[16]          (length counts what follows it)
-//   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u8 class | u8 tree | u8 origin
+//   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u48 target's boot epoch | u8 class | u8 tree | u8 origin
 //                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
 //   ANSWER  (2): u32 id | u16 load | u16 status | u16 headers length | headers | u32 body length | body
 //   CANCEL  (3): u32 id
 // Headers are `name\0value\0…` (names lower-case). `load` is the board's count of requests in
 // execution after this one: the paper's ACK/REPORT, carried on the answer at no extra packet.
-// A REQUEST names its target board: a frame replayed to another board is refused.
+// A REQUEST names its target board and that board's boot epoch (the master learns it from the
+// board's UDP packets): a frame replayed to another board, or to a restarted one, is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const LINK_MAGIC = 0xe5;
 export const TAG_BYTES = 16;
+const EPOCH_MAX = 2 ** 48 - 1;
 const TYPE_REQUEST = 1;
 const TYPE_ANSWER = 2;
 const TYPE_CANCEL = 3;
@@ -25,6 +27,8 @@ export type Origin = (typeof ORIGINS)[number];
 
 export interface RequestFrame {
   readonly id: number; readonly master: number; readonly term: number; readonly target: number;
+  /** The target's boot epoch as the master knows it. */
+  readonly epoch: number;
   readonly cls: number; readonly tree: number; readonly origin: Origin;
   readonly method: string; readonly url: string;
   /** name, value, name, value… */
@@ -55,12 +59,13 @@ export class FrameCodec {
   request(f: RequestFrame): Buffer {
     const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
     const headers = joinHeaders(f.headers);
-    const buf = this.alloc(TYPE_REQUEST, 13 + 2 + line.length + 2 + headers.length + 4 + f.body.length);
+    const buf = this.alloc(TYPE_REQUEST, 19 + 2 + line.length + 2 + headers.length + 4 + f.body.length);
     let o = 5;
     o = buf.writeUInt32BE(f.id >>> 0, o);
     o = buf.writeUInt8(f.master, o);
     o = buf.writeUInt32BE(f.term >>> 0, o);
     o = buf.writeUInt8(f.target, o);
+    o = buf.writeUIntBE(Math.min(EPOCH_MAX, Math.max(0, f.epoch)), o, 6);
     o = buf.writeUInt8(f.cls, o);
     o = buf.writeUInt8(f.tree, o);
     o = buf.writeUInt8(ORIGINS.indexOf(f.origin), o);
@@ -114,16 +119,17 @@ export class FrameCodec {
     const u8 = () => buf.readUInt8(take(1));
     const u16 = () => buf.readUInt16BE(take(2));
     const u32 = () => buf.readUInt32BE(take(4));
+    const u48 = () => buf.readUIntBE(take(6), 6);
     const bytes = (n: number) => buf.subarray(take(n), o);
     if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: u32() } : undefined;
     if (type === TYPE_REQUEST) {
-      const id = u32(), master = u8(), term = u32(), target = u8(), cls = u8(), tree = u8(), origin = ORIGINS[u8()];
+      const id = u32(), master = u8(), term = u32(), target = u8(), epoch = u48(), cls = u8(), tree = u8(), origin = ORIGINS[u8()];
       const line = bytes(u16()).toString('latin1');
       const headers = splitHeaders(bytes(u16()));
       const body = bytes(u32());
       const sp = line.indexOf(' ');
       if (o !== end || !origin || !headers || sp < 1) return undefined;
-      return { type: 'request', id, master, term, target, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body };
+      return { type: 'request', id, master, term, target, epoch, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body };
     }
     if (type === TYPE_ANSWER) {
       const id = u32(), load = u16(), status = u16();

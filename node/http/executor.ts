@@ -13,15 +13,16 @@ import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
 import type { Worker } from '../worker.ts';
 import { CapturedAnswer } from './answer.ts';
-import type { LocalRun } from './intake.ts';
+import { type LocalRun, REFUSED_HEADER } from './intake.ts';
 
 export class Executor {
   private readonly replay: DispatchReplayGuard;
   private readonly rejected: Counter;
 
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterCore, private readonly worker: Worker, metrics: Registry) {
+  /** `bootEpoch`: this board's epoch at boot; frames for an earlier boot are refused. */
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterCore, private readonly worker: Worker, metrics: Registry, private readonly bootEpoch: number) {
     this.replay = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
-    this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board, from a stale master, replayed, by reason');
+    this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board or an earlier boot of this one, from a stale master, replayed, by reason');
   }
 
   /** A request the master dispatched to this board over the dispatch link. */
@@ -29,6 +30,7 @@ export class Executor {
     const core = this.core;
     let reason = '';
     if (f.target !== this.self.index) reason = 'target';
+    else if (f.epoch < this.bootEpoch) reason = 'old-boot';
     else if (f.master === this.self.index) reason = 'self';
     else if (!(f.term > core.term || (f.term === core.term && f.master === core.master))) reason = 'stale';
     else if (!this.replay.accept(f)) reason = 'replay';
@@ -38,7 +40,7 @@ export class Executor {
     const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, headers, body });
     if (reason || !cls) {
       this.rejected.inc({ reason });
-      sendError(new CapturedAnswer(reply), new EwsError('NOT_FROM_MASTER'));
+      sendError(new CapturedAnswer(reply), new EwsError('NOT_FROM_MASTER'), { [REFUSED_HEADER]: reason });
       return undefined;
     }
     const headers: IncomingMessage['headers'] = {};

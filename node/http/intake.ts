@@ -39,6 +39,8 @@ export interface IntakeDeps {
   /** Send a cluster-core decision batch out (the cluster link). */
   apply(r: Ready): void;
   link: DispatchClient;
+  /** A board's boot epoch as this board last heard it (bound into every dispatch frame). */
+  epochOf(board: number): number;
   /** Execute on this board (the master is a worker too); `done` when the answer is over, `cancel` stops it. */
   executeLocal(run: LocalRun, done: () => void): { cancel(): void };
   metrics: Registry;
@@ -48,6 +50,12 @@ export interface IntakeDeps {
 
 /** How often the master measures its own CPU use (for masterWork 'spill'). */
 const BUSY_INTERVAL_MS = 250;
+/** Set by a board on its answer to a dispatch frame it refused (node/http/executor.ts). */
+export const REFUSED_HEADER = 'x-ews-refused';
+const refusedByBoard = (headers: readonly string[]): boolean => {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === REFUSED_HEADER) return true;
+  return false;
+};
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Headers that never cross a hop, and ews's own (which only ews sets). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'x-forwarded-for']);
@@ -188,7 +196,7 @@ export class Intake {
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     const { core } = this.d;
-    this.d.link.send({ id, master: this.d.self, term: core.term, target: board, cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body }, (r) => {
+    this.d.link.send({ id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body }, (r) => {
       const now = this.d.clock.now();
       if (!r.ok) {
         this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
@@ -196,6 +204,9 @@ export class Intake {
       }
       const a = r.answer;
       this.d.apply(core.observeLoad(board, a.load, now));
+      // The board refused the frame without running it (a restart, a newer master): the client
+      // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
+      if (refusedByBoard(a.headers)) return this.run(this.core.failed(job, false, now));
       if (a.status === 0) {
         // The board gave up mid-answer.
         if (!ex.res.destroyed) ex.res.destroy();

@@ -71,7 +71,7 @@ describe('a 3-board cluster', () => {
       });
       s.on('close', () => resolve({}));
     });
-    const frame = { id: 99, master: 0, term: 3, target: 1, cls: 0, tree: 3, origin: 'client' as const, method: 'GET', url: '/cgi-bin/echo?ms=1', headers: [], body: Buffer.alloc(0) };
+    const frame = { id: 99, master: 0, term: 3, target: 1, epoch: 2 ** 48 - 1, cls: 0, tree: 3, origin: 'client' as const, method: 'GET', url: '/cgi-bin/echo?ms=1', headers: [], body: Buffer.alloc(0) };
     const forged = await exchange(new FrameCodec(Buffer.alloc(32, 9), 1 << 16).request(frame));
     assert.equal(forged.answer, undefined, 'no answer to a frame with a wrong tag');
     assert.equal(await metric(c.boards[1]!.url, 'ews_link_dropped_total', { reason: 'auth' }), 1);
@@ -97,6 +97,9 @@ describe('a 3-board cluster', () => {
     assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'stale' }), 1);
     assert.equal(await status(codec.request({ ...frame, id: 7003, term, master: 1 })), 403);
     assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'self' }), 1);
+    // A frame made for an earlier boot of this board (captured before it restarted) is refused.
+    assert.equal(await status(codec.request({ ...frame, id: 7004, term, epoch: 1 })), 403);
+    assert.equal(await metric(c.boards[1]!.url, 'ews_forward_rejected_total', { reason: 'old-boot' }), 1);
   });
 
   test('forged, replayed, truncated, oversized, other-cluster and random UDP packets are dropped and counted; nothing changes', async () => {

@@ -224,7 +224,7 @@ export class ClusterSim {
       }
       if (core.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${core.table.runstate(t)} board ${t}`);
       this.dispatchedTotal++;
-      const frame = this.frames.request({ id: e.id, master: m, term: core.term, target: t, cls: 0, tree: e.tree, origin: 'client', method: 'GET', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(0) });
+      const frame = this.frames.request({ id: e.id, master: m, term: core.term, target: t, epoch: this.boards[t]!.incarnation, cls: 0, tree: e.tree, origin: 'client', method: 'GET', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(0) });
       const target = this.boards[t]!;
       const tInc = target.incarnation;
       const tCore = target.core!;

@@ -6,7 +6,7 @@ import { FrameCodec, FrameSplitter, TAG_BYTES } from '../../shared/dispatch-fram
 
 const key = Buffer.alloc(32, 5);
 const codec = new FrameCodec(key, 4096);
-const req = { id: 42, master: 0, term: 9, target: 2, cls: 1, tree: 2, origin: 'schedule' as const, method: 'POST', url: '/cgi-bin/devices/pump1/read?x=1', headers: ['idempotency-key', 'k1', 'cookie', 'a=b'], body: Buffer.from('{"value":1}') };
+const req = { id: 42, master: 0, term: 9, target: 2, epoch: 1_796_036_716_449, cls: 1, tree: 2, origin: 'schedule' as const, method: 'POST', url: '/cgi-bin/devices/pump1/read?x=1', headers: ['idempotency-key', 'k1', 'cookie', 'a=b'], body: Buffer.from('{"value":1}') };
 
 test('a request frame round-trips every field, a scheduled origin included (it keeps its low priority on the device board)', () => {
   const f = codec.decode(codec.request(req));
