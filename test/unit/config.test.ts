@@ -135,7 +135,7 @@ test('class regexes run in linear time: the catastrophic pattern is harmless, a 
   assert.deepEqual(problems(raw).filter((p) => p.startsWith('classes')), ['classes[1].match[0].regex: cannot run in linear time (backreferences and lookarounds are refused)']);
   raw.classes = [{ name: 'c', match: [{ regex: '^/(a+)+$' }] }, { name: 'd', match: [{ pathPrefix: '/' }] }];
   const re = parseConfig(raw).classes[0]!.match[0]!.regex!;
-  const t0 = performance.now();
+  assert.ok(re.flags.includes('l'), 'compiled for the linear-time engine');
+  // On the backtracking engine this input would not finish in any test's lifetime.
   assert.equal(re.test(`/${'a'.repeat(5000)}!`), false);
-  assert.ok(performance.now() - t0 < 1000, 'linear: 5000 characters do not hang it (backtracking would take longer than the universe)');
 });
