@@ -62,11 +62,16 @@ export function sendError(res: Answer, err: unknown, headers: Record<string, str
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length']);
 
+/** Whether a (lower-case) header may pass on to the next hop: not hop-by-hop, not ews's own. */
+export function isEndToEnd(name: string): boolean {
+  return !HOP_BY_HOP.has(name) && !name.startsWith('x-ews-');
+}
+
 /** Headers safe to pass on to the next hop (hop-by-hop and ews-internal ones removed). */
 export function endToEndHeaders(h: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || HOP_BY_HOP.has(k) || k.startsWith('x-ews-')) continue;
+    if (v === undefined || !isEndToEnd(k)) continue;
     out[k] = v;
   }
   return out;

@@ -18,7 +18,7 @@ export interface FrontHandlers {
 }
 
 export class FrontServer {
-  readonly http: http.Server;
+  private readonly http: http.Server;
   private readonly listener: net.Server;
   private readonly sockets = new Set<Socket>();
 

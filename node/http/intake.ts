@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { sendError } from '../../shared/http-io.ts';
+import { isEndToEnd, sendError } from '../../shared/http-io.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -57,9 +57,21 @@ const refusedByBoard = (headers: readonly string[]): boolean => {
   return false;
 };
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Headers that never cross a hop, and ews's own (which only ews sets). */
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'x-forwarded-for']);
 const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
+
+/** Samples this process's CPU use every `everyMs` as a share of its capacity. */
+function busyMeter(everyMs: number, report: (busy: number) => void): (nowMs: number) => void {
+  const capacity = cpuCapacityCores();
+  let cpu = process.cpuUsage();
+  let at = -Infinity;
+  return (nowMs) => {
+    if (nowMs - at < everyMs) return;
+    const used = process.cpuUsage(cpu);
+    if (Number.isFinite(at)) report((used.user + used.system) / 1000 / (nowMs - at) / capacity);
+    cpu = process.cpuUsage();
+    at = nowMs;
+  };
+}
 
 export class Intake {
   private classifier: Classifier;
@@ -83,19 +95,12 @@ export class Intake {
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
     registerQosMetrics(d.metrics, () => this.core.qosState(), names);
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
-    // The master's own CPU use against what it may use (a board's core, or its cgroup quota):
-    // how much room it has for work of its own (masterWork 'spill').
-    const capacity = cpuCapacityCores();
-    let cpu = process.cpuUsage();
-    let cpuAt = this.d.clock.now();
+    // masterWork 'spill': the master's own CPU use against what it may use (a board's core, or its
+    // cgroup quota) tells the core how much room it has for work of its own.
+    const measureBusy = cfg.cluster.masterWork === 'spill' ? busyMeter(BUSY_INTERVAL_MS, (busy) => this.core.masterBusy(busy)) : undefined;
     this.timer = setInterval(() => {
       const now = this.d.clock.now();
-      if (now - cpuAt >= BUSY_INTERVAL_MS) {
-        const used = process.cpuUsage(cpu);
-        this.core.masterBusy((used.user + used.system) / 1000 / (now - cpuAt) / capacity);
-        cpu = process.cpuUsage();
-        cpuAt = now;
-      }
+      measureBusy?.(now);
       this.run(this.core.tick(now));
     }, tickMs).unref();
     if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
@@ -192,7 +197,8 @@ export class Intake {
     const headers: string[] = [];
     for (let i = 0; i < raw.length; i += 2) {
       const k = raw[i]!.toLowerCase();
-      if (!HOP.has(k) && !k.startsWith('x-ews-')) headers.push(k, raw[i + 1]!);
+      // The master sets x-forwarded-for itself (below): a client's own is not passed on.
+      if (isEndToEnd(k) && k !== 'x-forwarded-for') headers.push(k, raw[i + 1]!);
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     const { core } = this.d;
