@@ -91,7 +91,7 @@ async function perPort() {
   const out: Record<string, unknown> = {};
   // Mock binding (in-process): the cost of our own stack.
   {
-    const cfg = parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: dev('/dev/ttyBENCH') });
+    const cfg = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: dev('/dev/ttyBENCH') });
     const m = new DeviceManager(cfg.devices, 0, simulatedPortFactory(cfg.devices, 0).factory, silentLogger, { queueMax: 8, backoffMaxMs: 200 });
     m.start();
     await waitFor('mock online', async () => m.snapshots()[0]!.online);
@@ -104,7 +104,7 @@ async function perPort() {
     const pty = await ptyPair();
     const wire = await ptyWire(pty.b);
     new PumpSimulator(1).attach(wire.wire);
-    const cfg = parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: dev(pty.a) });
+    const cfg = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: dev(pty.a) });
     const m = new DeviceManager(cfg.devices, 0, openRealPort, silentLogger, { queueMax: 8, backoffMaxMs: 200 });
     m.start();
     await waitFor('pty online', async () => m.snapshots()[0]!.online);

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../shared/log.ts';
 import { Registry } from '../shared/metrics.ts';
 import { IdempotencyStore, idemWire } from '../shared/idempotency-store.ts';
 import { AuthGuard } from './auth/guard.ts';
+import { RevokedSessions } from './auth/revoked-sessions.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
@@ -92,13 +93,14 @@ export class Board {
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
-    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key));
+    const revoked = new RevokedSessions(l.revokedSessionsMax, cfg.stateDir, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
+    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.
-    const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now()).token}` });
+    const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
     this.schedules = new Schedules(cfg, self, log, metrics, service('schedule'));
     this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'));
-    this.hub = new EventsHub(l.sseClientsMax);
+    this.hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, log, metrics);
 
     const transport = opts.transport ?? systemTransport;
@@ -116,13 +118,16 @@ export class Board {
     this.relay = new MasterRelay(cfg, self);
     this.reactions = new ClusterReactions({
       cfg, self: self.index, log, link: this.link, intake: this.intake, relay: this.relay, devices: this.devices, directory: this.directory,
-      idem: this.idem, signer: guard.signer, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, vip: this.vip, view: () => this.view(), closing: () => this.closing,
+      idem: this.idem, revoked, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, vip: this.vip, view: () => this.view(), closing: () => this.closing,
     });
     this.devices.on('snapshot', (snap) => this.reactions.onSnapshot(snap));
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => this.reactions.onApp(msg);
 
-    const sessions = new SessionRoutes(cfg, guard, (body) => this.link.broadcastApp('REVOKE', body));
+    const sessions = new SessionRoutes(cfg, guard, revoked, (sid, exp) => {
+      this.hub.endSession(sid);
+      this.reactions.sendRevoked([[sid, exp]]);
+    });
     const router = new Router({
       cfg, self, core: this.link.core, guard, sessions, intake: this.intake, relay: this.relay, hub: this.hub, metrics,
       view: () => this.view(), watched: () => this.reactions.watched(), closing: () => this.closing,

@@ -1,4 +1,5 @@
 // `ews` command line. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { fail, loadOrFail, startBoard } from './start.ts';
 import { hashPassword } from './auth/password.ts';
@@ -9,6 +10,7 @@ const USAGE = `usage:
   ews check-config --config FILE         validate; exit 2 listing every problem
   ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
   ews hash-password                      read a password on stdin, print its hash for auth.users[]
+  ews gen-key                            print a new random cluster.key
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
 
 async function readStdin(maxBytes: number): Promise<string> {
@@ -67,6 +69,9 @@ export async function main(argv: string[]): Promise<number> {
       return status(values.url as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'hash-password':
       return hashPasswordCmd();
+    case 'gen-key':
+      process.stdout.write(`${randomBytes(32).toString('hex')}\n`);
+      return 0;
     case 'calibrate': {
       if (!values.url) return fail('--url URL is required');
       try {

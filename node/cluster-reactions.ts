@@ -7,7 +7,7 @@ import type { CoreEvent } from '../shared/election.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AppMessage } from '../shared/protocol.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
-import type { SessionSigner } from './auth/session.ts';
+import type { RevokedSessions } from './auth/revoked-sessions.ts';
 import type { ClusterLink } from './cluster-link.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
@@ -38,7 +38,7 @@ export interface ReactionDeps {
   devices: DeviceManager;
   directory: DeviceDirectory;
   idem: IdempotentExecutor;
-  signer: SessionSigner;
+  revoked: RevokedSessions;
   hub: EventsHub;
   mqtt: MqttBridge;
   schedules: Schedules;
@@ -88,6 +88,8 @@ export class ClusterReactions {
       } else if (e.kind === 'runstate') {
         d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
         if (e.runstate === -1) d.directory.boardDown(e.board);
+        // A board (re)joined: it gets every logout it may have missed while away.
+        if (e.runstate === 1) this.sendRevoked(d.revoked.list(Date.now()));
       } else if (e.kind === 'stale-master') {
         d.log.warn({ peer: d.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
         void d.vip?.announce();
@@ -101,8 +103,8 @@ export class ClusterReactions {
   onApp(msg: AppMessage): void {
     const { d } = this;
     if (msg.type === 'REVOKE') {
-      const { sid, exp } = msg.body;
-      if (typeof sid === 'string' && typeof exp === 'number') d.signer.revoke(sid, exp, Date.now());
+      const list = Array.isArray(msg.body.list) ? msg.body.list : [];
+      if (d.revoked.add(list, Date.now())) for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string') d.hub.endSession(e[0]);
       return;
     }
     if (msg.type === 'IDEM') {
@@ -115,6 +117,32 @@ export class ClusterReactions {
       d.hub.publish('device', snap);
       d.mqtt.publishState();
     }
+  }
+
+  /** Logged-out sessions to every board, as many per packet as fit; sent twice, as a packet may be lost. */
+  sendRevoked(list: ReadonlyArray<readonly [string, number]>): void {
+    const { d } = this;
+    const bodies: Array<{ list: Array<readonly [string, number]> }> = [];
+    let cur: Array<readonly [string, number]> = [];
+    let bytes = 0;
+    // An entry is at most ~90 bytes of JSON; the envelope and header take the rest.
+    const room = d.cfg.limits.udpPacketBytesMax - 128;
+    for (const e of list) {
+      const n = JSON.stringify(e).length + 1;
+      if (cur.length > 0 && bytes + n > room) {
+        bodies.push({ list: cur });
+        cur = [];
+        bytes = 0;
+      }
+      cur.push(e);
+      bytes += n;
+    }
+    if (cur.length > 0) bodies.push({ list: cur });
+    const send = () => {
+      for (const b of bodies) d.link.broadcastApp('REVOKE', b);
+    };
+    send();
+    if (bodies.length > 0) setTimeout(send, d.cfg.cluster.heartbeatMs).unref();
   }
 
   /** A local device changed: record it, and tell the cluster (coalesced per device). */

@@ -76,6 +76,12 @@ export interface LimitsConfig {
   readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
   readonly maxDispatchAttempts: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
   readonly sseClientsMax: number;
+  /** `/api/events` listeners one user may hold on a board. */
+  readonly sseClientsPerUserMax: number;
+  /** Logins waiting for their password check (one runs at a time); more are refused with 503. */
+  readonly loginsWaitingMax: number;
+  /** Logged-out sessions remembered (on disk in stateDir) until they expire. */
+  readonly revokedSessionsMax: number;
   /** Requests waiting per serial port. */
   readonly serialQueueMax: number;
   /** Longest wait between attempts to reopen a lost serial port. */

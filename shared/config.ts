@@ -6,6 +6,8 @@ import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { linearRegExp } from './linear-regexp.ts';
+import { parseClusterKey } from './cluster-key.ts';
+import { parseScryptHash } from './scrypt-hash.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 
 export type * from './config-types.ts';
@@ -15,7 +17,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
   maxInFlightPerBoard: 16, maxConnections: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
   keepAliveTimeoutMs: 5_000, maxDispatchAttempts: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
-  sseClientsMax: 32, serialQueueMax: 32, serialBackoffMaxMs: 5000, idempotencyKeysMax: 1000, idempotencyTtlMs: 600_000,
+  sseClientsMax: 32, sseClientsPerUserMax: 4, loginsWaitingMax: 4, revokedSessionsMax: 10_000, serialQueueMax: 32, serialBackoffMaxMs: 5000, idempotencyKeysMax: 1000, idempotencyTtlMs: 600_000,
 };
 
 export class ConfigError extends Error {
@@ -30,11 +32,13 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'masterWork', 'vip', 'hosts']) ?? {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
-  let key = Buffer.alloc(0);
-  if (c.key === undefined) r.bad('cluster.key', 'is required (64 hex characters = 32 bytes)');
-  else if (typeof c.key !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(c.key)) r.bad('cluster.key', 'must be hex characters');
-  else if (c.key.length < 64) r.bad('cluster.key', `too short: ${c.key.length} hex characters, need at least 64 (32 bytes)`);
-  else key = Buffer.from(c.key, 'hex');
+  let key: Buffer = Buffer.alloc(0);
+  if (c.key === undefined) r.bad('cluster.key', 'is required (64 hex characters = 32 bytes; make one with: ews gen-key)');
+  else {
+    const k = parseClusterKey(c.key);
+    if (typeof k === 'string') r.bad('cluster.key', k);
+    else key = k;
+  }
   const udpPort = r.int(c, 'udpPort', p, 5050, 1, 65535);
   const broadcast = r.str(c, 'broadcast', p, 'peers');
   if (broadcast !== 'peers' && !isIPv4(broadcast)) r.bad('cluster.broadcast', 'must be an IPv4 broadcast address or "peers"');
@@ -191,7 +195,8 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
     requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000), headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
     keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), maxDispatchAttempts: lim('maxDispatchAttempts', 1, 10),
     udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
-    sseClientsMax: lim('sseClientsMax', 0, 10_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
+    sseClientsMax: lim('sseClientsMax', 0, 10_000), sseClientsPerUserMax: lim('sseClientsPerUserMax', 1, 10_000),
+    loginsWaitingMax: lim('loginsWaitingMax', 0, 64), revokedSessionsMax: lim('revokedSessionsMax', 16, 100_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
     serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000), idempotencyKeysMax: lim('idempotencyKeysMax', 1, 1_000_000),
     idempotencyTtlMs: lim('idempotencyTtlMs', 1000, 86_400_000),
   };
@@ -212,7 +217,8 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
     const role = r.str(u, 'role', p);
     if (role !== 'viewer' && role !== 'operator') r.bad(`${p}.role`, 'must be "viewer" or "operator"');
     const passwordHash = r.str(u, 'passwordHash', p);
-    if (passwordHash && !/^scrypt\$\d{1,7}\$\d{1,2}\$\d{1,2}\$[A-Za-z0-9_-]{16,64}\$[A-Za-z0-9_-]{43}$/.test(passwordHash)) r.bad(`${p}.passwordHash`, 'is not an scrypt hash (make one with: ews hash-password)');
+    const parsed = passwordHash ? parseScryptHash(passwordHash) : undefined;
+    if (typeof parsed === 'string') r.bad(`${p}.passwordHash`, parsed);
     const name = r.str(u, 'name', p);
     if (users.some((x) => x.name === name)) r.bad(`${p}.name`, `duplicate user "${name}"`);
     users.push({ name, role: role === 'operator' ? 'operator' : 'viewer', passwordHash });

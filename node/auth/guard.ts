@@ -58,13 +58,17 @@ export class AuthGuard {
   principal(req: IncomingMessage, nowMs: number): Principal | undefined {
     if (this.open) return { user: 'anonymous', role: 'operator', via: 'open', session: undefined };
     const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ')) {
-      const s = this.signer.verify(auth.slice(7).trim(), nowMs);
-      return s && { user: s.user, role: s.role, via: 'bearer', session: s };
-    }
-    const token = cookieValue(req.headers.cookie, COOKIE);
+    const bearer = auth?.startsWith('Bearer ');
+    const token = bearer ? auth!.slice(7).trim() : cookieValue(req.headers.cookie, COOKIE);
     const s = token ? this.signer.verify(token, nowMs) : undefined;
-    return s && { user: s.user, role: s.role, via: 'cookie', session: s };
+    const role = s && this.currentRole(s);
+    return s && role && { user: s.user, role, via: bearer ? 'bearer' : 'cookie', session: s };
+  }
+
+  /** A session counts for the user as the config has them now: a removed user's sessions are dead, a changed role applies at once. */
+  private currentRole(s: Session): Role | undefined {
+    if (s.svc === 1) return s.role;
+    return this.cfg.auth?.users.find((u) => u.name === s.user)?.role;
   }
 
   /** Same-origin or one of the cluster's origins (Origin, else Referer). */

@@ -4,20 +4,20 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type Role = 'viewer' | 'operator';
-export interface Session { sid: string; user: string; role: Role; exp: number }
+/** `svc`: an internal caller of this board (schedules, the MQTT bridge), not a configured user. */
+export interface Session { sid: string; user: string; role: Role; exp: number; svc?: 1 }
 
 export class SessionSigner {
-  /** Sessions logged out before they expire (sid -> expiry, s), on every board. Bounded. */
-  private readonly revoked = new Map<string, number>();
   private readonly key: Buffer;
   private readonly csrfKey: Buffer;
-  constructor(clusterKey: Buffer) {
+  /** `revoked`: sessions logged out before they expire. */
+  constructor(clusterKey: Buffer, private readonly revoked: { has(sid: string): boolean }) {
     this.key = createHmac('sha256', clusterKey).update('ews-session-v1').digest();
     this.csrfKey = createHmac('sha256', clusterKey).update('ews-csrf-v1').digest();
   }
 
-  issue(user: string, role: Role, ttlS: number, nowMs: number): { token: string; session: Session } {
-    const session: Session = { sid: randomBytes(12).toString('base64url'), user, role, exp: Math.floor(nowMs / 1000) + ttlS };
+  issue(user: string, role: Role, ttlS: number, nowMs: number, service = false): { token: string; session: Session } {
+    const session: Session = { sid: randomBytes(12).toString('base64url'), user, role, exp: Math.floor(nowMs / 1000) + ttlS, ...(service ? { svc: 1 as const } : {}) };
     const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
     return { token: `v1.${payload}.${this.tag(payload)}`, session };
   }
@@ -35,17 +35,9 @@ export class SessionSigner {
     } catch {
       return undefined;
     }
-    if (typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || (s.role !== 'viewer' && s.role !== 'operator')) return undefined;
+    if (typeof s !== 'object' || s === null || typeof s.sid !== 'string' || typeof s.user !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || (s.role !== 'viewer' && s.role !== 'operator')) return undefined;
     if (this.revoked.has(s.sid)) return undefined;
     return s;
-  }
-
-  /** Logout: the session is dead on this board (and, through REVOKE packets, on every other). */
-  revoke(sid: string, exp: number, nowMs: number, max = 10_000): void {
-    if (typeof sid !== 'string' || sid.length > 64 || !(exp * 1000 > nowMs)) return;
-    for (const [k, e] of this.revoked) if (e * 1000 <= nowMs) this.revoked.delete(k);
-    if (this.revoked.size >= max) this.revoked.delete(this.revoked.keys().next().value!);
-    this.revoked.set(sid, exp);
   }
 
   csrf(session: Session): string {

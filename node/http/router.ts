@@ -97,11 +97,14 @@ export class Router {
         case '/api/cluster':
           d.guard.check(req, 'viewer', now);
           return sendJson(res, 200, d.view());
-        case '/api/events':
-          d.guard.check(req, 'viewer', now);
-          d.hub.add(res, [['cluster', d.view()]]);
+        case '/api/events': {
+          const who = d.guard.check(req, 'viewer', now)!;
+          // Without login everyone is "anonymous": the per-user bound then applies per client address.
+          const owner = who.session ? { user: who.user, sid: who.session.sid, expS: who.session.exp } : { user: `client ${req.socket.remoteAddress ?? '?'}`, sid: undefined, expS: undefined };
+          d.hub.add(res, owner, [['cluster', d.view()]], now);
           d.watched();
           return;
+        }
         case '/api/stats':
           // The master's queue: answered by the master itself, never queued.
           if (core.role === 'master') {

@@ -5,7 +5,8 @@ import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { readBody, sendJson } from '../../shared/http-io.ts';
 import { type AuthGuard, COOKIE } from '../auth/guard.ts';
-import { hashPassword, verifyPassword } from '../auth/password.ts';
+import { hashPassword, PasswordVerifier } from '../auth/password.ts';
+import type { RevokedSessions } from '../auth/revoked-sessions.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
 
 let dummy: Promise<string> | undefined;
@@ -18,9 +19,12 @@ const dummyHash = (): Promise<string> => {
 export class SessionRoutes {
   private readonly loginByClient = new RateLimiter(10, 10);
   private readonly loginByUser = new RateLimiter(5, 5);
+  private readonly passwords: PasswordVerifier;
 
-  /** `broadcastRevoke`: tell every board a session is revoked (a REVOKE packet). */
-  constructor(private readonly cfg: Config, private readonly guard: AuthGuard, private readonly broadcastRevoke: (body: { sid: string; exp: number }) => void) {}
+  /** `loggedOut`: tell every board a session is revoked, and end its event streams. */
+  constructor(private readonly cfg: Config, private readonly guard: AuthGuard, private readonly revoked: RevokedSessions, private readonly loggedOut: (sid: string, exp: number) => void) {
+    this.passwords = new PasswordVerifier(cfg.limits.loginsWaitingMax);
+  }
 
   async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = this.cfg.auth;
@@ -42,7 +46,7 @@ export class SessionRoutes {
     if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
     const user = auth.users.find((u) => u.name === name);
     // The same scrypt work whether or not the user exists.
-    const ok = (await verifyPassword(password, user?.passwordHash ?? (await dummyHash()))) && user !== undefined;
+    const ok = (await this.passwords.verify(password, user?.passwordHash ?? (await dummyHash()))) && user !== undefined;
     if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
     const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);
     const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
@@ -52,13 +56,11 @@ export class SessionRoutes {
 
   logout(req: IncomingMessage, res: ServerResponse): void {
     if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site logout refused');
-    // The token dies everywhere, not just the cookie here: sent twice, as a lost packet must not keep it alive.
+    // The token dies everywhere, not just the cookie here: on disk here, and on every board.
     const p = this.guard.principal(req, Date.now());
     if (p?.session) {
-      this.guard.signer.revoke(p.session.sid, p.session.exp, Date.now());
-      const body = { sid: p.session.sid, exp: p.session.exp };
-      this.broadcastRevoke(body);
-      setTimeout(() => this.broadcastRevoke(body), this.cfg.cluster.heartbeatMs).unref();
+      this.revoked.add([[p.session.sid, p.session.exp]], Date.now());
+      this.loggedOut(p.session.sid, p.session.exp);
     }
     res.setHeader('set-cookie', `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
     sendJson(res, 200, { ok: true });

@@ -22,7 +22,7 @@ describe('Modbus RTU driver against pymodbus', () => {
     py.stdout!.on('data', (d) => (out += d));
     py.stderr!.on('data', (d) => (out += d));
     const cfg = parseConfig({
-      cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1' }],
+      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }],
       devices: [{
         id: 'plc', driver: 'modbus-rtu', attach: [{ board: 'b1', port: pty.a }], unitId: 1, timeoutMs: 300, retries: 0,
         points: { c0: { coil: 0 }, c3: { coil: 3 }, d0: { discrete: 0 }, d1: { discrete: 1 }, h0: { holding: 0 }, speed: { holding: 1, scale: 0.1 }, h2: { holding: 2 }, temp: { input: 0, scale: 0.1 }, neg: { input: 1, signed: true } },

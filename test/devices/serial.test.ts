@@ -10,7 +10,7 @@ import { PumpSimulator } from '../../dev/simulators/pump.ts';
 import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
 import { ptyPair, ptyWire, until, type PtyPair } from './pty.ts';
 
-const KEY = 'ab'.repeat(32);
+const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
 const pumpDevice = (port: string, extra: Record<string, unknown> = {}) => ({
   id: 'pump1', driver: 'modbus-rtu', attach: [{ board: 'b1', port }], unitId: 1, timeoutMs: 150, retries: 1,
   points: { running: { coil: 0 }, speed: { holding: 1, min: 0, max: 3000, unit: 'rpm' }, temp: { input: 0, scale: 0.1, unit: '°C' }, hot: { discrete: 0 } },

@@ -10,7 +10,7 @@ import { demoDevices } from '../../dev/demo.ts';
 import { until } from './pty.ts';
 
 test('simulated pump, valve and sensor answer; an unplugged one is offline (503) until replugged', async () => {
-  const cfg = parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: demoDevices(['b1']), limits: { serialBackoffMaxMs: 100 } });
+  const cfg = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: demoDevices(['b1']), limits: { serialBackoffMaxMs: 100 } });
   const sim = simulatedPortFactory(cfg.devices, 0);
   const m = new DeviceManager(cfg.devices, 0, sim.factory, silentLogger, { queueMax: 8, backoffMaxMs: 100 });
   m.start();

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts, ROOT, waitFor } from './harness.ts';
@@ -14,10 +15,17 @@ import { ptyPair, ptyWire } from '../devices/pty.ts';
 
 describe('deploy', () => {
   let root: string;
+  let example: string;
   const procs: ChildProcess[] = [];
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'ews-root-'));
-    const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', root, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    // The example as shipped has a placeholder key: install refuses it, naming the key.
+    const asShipped = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', mkdtempSync(join(tmpdir(), 'ews-root-')), '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(asShipped.status, 2);
+    assert.match(asShipped.stderr, /cluster\.key: is the example's placeholder/);
+    example = join(mkdtempSync(join(tmpdir(), 'ews-example-')), 'cluster.json');
+    writeFileSync(example, readFileSync(join(ROOT, 'deploy/example-cluster.json'), 'utf8').replace('REPLACE-ME-with-the-output-of-ews-gen-key', randomBytes(32).toString('hex')));
+    const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', root, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stderr);
   });
   after(() => {
@@ -31,7 +39,7 @@ describe('deploy', () => {
     assert.equal(existsSync(join(root, 'opt/ews/node_modules/typescript')), false, 'no dev tools on a board');
     assert.equal(existsSync(join(root, 'opt/ews/node_modules/tsx')), false);
     assert.equal(readFileSync(join(root, 'etc/ews/board.env'), 'utf8'), 'EWS_BOARD=ews2\n');
-    const bad = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews9', '--root', mkdtempSync(join(tmpdir(), 'ews-root-'))], { encoding: 'utf8' });
+    const bad = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews9', '--root', mkdtempSync(join(tmpdir(), 'ews-root-'))], { encoding: 'utf8' });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /"ews9" is not in/);
   });
@@ -62,7 +70,7 @@ describe('deploy', () => {
       await pty.kill();
     });
     const pump = { ...(demoDevices(['b1']) as Array<Record<string, unknown>>)[0], attach: [{ board: 'b1', port: pty.a }] };
-    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'cd'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [pump], auth: { disabled: true } }));
+    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [pump], auth: { disabled: true } }));
     // A stand-in for systemd's notify socket (a unix datagram socket), to hear READY and WATCHDOG.
     const sockPath = join(dir, 'notify.sock');
     const listener = spawn('/usr/bin/python3', ['-u', '-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('listening',flush=True)\nwhile True: print(s.recv(4096).decode().replace('\\n',' '),flush=True)`, sockPath], { stdio: ['ignore', 'pipe', 'inherit'] });

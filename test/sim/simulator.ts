@@ -10,7 +10,7 @@ import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import { parseConfig, type Config } from '../../shared/config.ts';
 import { DispatchCore, type Effect } from '../../master/dispatch-core.ts';
 
-const KEY = Buffer.alloc(32, 7);
+const KEY = Buffer.from('dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', 'hex');
 
 export function rng(seed: number): () => number {
   let a = seed >>> 0;

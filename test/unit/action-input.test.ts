@@ -5,7 +5,7 @@ import { EwsError } from '../../shared/errors.ts';
 import { plainDecimal, resolveAction } from '../../node/devices/action-input.ts';
 
 const cfg = parseConfig({
-  cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'b1', address: '127.0.0.1' }], auth: { disabled: true },
+  cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }], auth: { disabled: true },
   devices: [
     { id: 'pump', driver: 'modbus-rtu', attach: [{ board: 'b1', port: '/dev/x' }], unitId: 1, points: { speed: { holding: 1, max: 3000 }, temp: { holding: 2, scale: 0.1 } }, actions: { 'set-speed': { write: 'speed', from: 'value' }, 'set-temp': { write: 'temp', from: 'value' } } },
   ],

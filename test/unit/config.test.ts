@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
 
-const KEY = 'ab'.repeat(32);
+const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
 const valid = () => ({
   cluster: { name: 'plant-a', key: KEY },
   boards: [{ id: 'ews1', address: '10.0.0.11' }, { id: 'ews2', address: '10.0.0.12' }],
@@ -138,4 +138,35 @@ test('class regexes run in linear time: the catastrophic pattern is harmless, a 
   assert.ok(re.flags.includes('l'), 'compiled for the linear-time engine');
   // On the backtracking engine this input would not finish in any test's lifetime.
   assert.equal(re.test(`/${'a'.repeat(5000)}!`), false);
+});
+
+test('cluster.key: low-entropy, published and placeholder keys are refused; a generated one passes', () => {
+  const withKey = (key: unknown) => problems({ ...valid(), cluster: { name: 'plant-a', key } });
+  assert.match(withKey('00'.repeat(32)).join('\n'), /cluster\.key: looks low-entropy \(1 distinct/);
+  assert.match(withKey('ab'.repeat(32)).join('\n'), /cluster\.key: looks low-entropy/);
+  // The key the example config used to ship: 16 distinct values, and published.
+  assert.match(withKey('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff').join('\n'), /cluster\.key: is a published example key/);
+  assert.match(withKey('REPLACE-ME-with-the-output-of-ews-gen-key').join('\n'), /cluster\.key: is the example's placeholder/);
+  // 19 distinct byte values: one short of the bound.
+  const nineteen = Buffer.from(Array.from({ length: 32 }, (_, i) => (i % 19) * 13)).toString('hex');
+  assert.match(withKey(nineteen).join('\n'), /looks low-entropy \(19 distinct/);
+  const twenty = Buffer.from(Array.from({ length: 32 }, (_, i) => (i % 20) * 13)).toString('hex');
+  assert.deepEqual(withKey(twenty), []);
+  const gen = ews('gen-key');
+  assert.equal(gen.status, 0);
+  assert.match(gen.stdout, /^[0-9a-f]{64}\n$/);
+  assert.deepEqual(withKey(gen.stdout.trim()), []);
+});
+
+test('auth.users[].passwordHash: scrypt cost parameters out of bounds are refused, naming the user', () => {
+  const salt = 'c2FsdHNhbHRzYWx0c2FsdA', key = 'a'.repeat(43);
+  const withHash = (h: string) => problems({ ...valid(), auth: { users: [{ name: 'olga', role: 'operator', passwordHash: h }] } }).join('\n');
+  assert.equal(withHash(`scrypt$16384$8$1$${salt}$${key}`), '');
+  assert.match(withHash(`scrypt$1024$8$1$${salt}$${key}`), /auth\.users\[0\]\.passwordHash: scrypt N must be a power of two from 16384/);
+  assert.match(withHash(`scrypt$20000$8$1$${salt}$${key}`), /N must be a power of two/);
+  assert.match(withHash(`scrypt$262144$8$1$${salt}$${key}`), /N must be a power of two .* not 262144/);
+  assert.match(withHash(`scrypt$16384$1$1$${salt}$${key}`), /scrypt r must be from 8/);
+  assert.match(withHash(`scrypt$16384$8$9$${salt}$${key}`), /scrypt p must be from 1 to 4/);
+  assert.match(withHash(`scrypt$131072$16$1$${salt}$${key}`), /needs 256 MB, more than 64 MB/);
+  assert.match(withHash('md5$abc'), /is not an scrypt hash/);
 });

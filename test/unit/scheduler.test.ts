@@ -72,11 +72,11 @@ test('least connection: smallest linknum among running boards under capacity; ti
 });
 
 test('classification: configured rules in priority order, default HIGH for /cgi-bin/', () => {
-  const def = createClassifier(parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }] }).classes);
+  const def = createClassifier(parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }] }).classes);
   assert.equal(def.classify('GET', '/cgi-bin/devices/pump1'), 0);
   assert.equal(def.classify('GET', '/index.html'), 1);
   const custom = createClassifier(parseConfig({
-    cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }],
+    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }],
     classes: [{ name: 'browse', priority: 5, match: [{ pathPrefix: '/' }] }, { name: 'writes', priority: 0, match: [{ method: 'post', pathPrefix: '/api/' }] }, { name: 'status', priority: 1, match: [{ regex: '^/status/\\d+$' }] }],
   }).classes);
   assert.equal(custom.classify('POST', '/api/x'), 1);
@@ -87,7 +87,7 @@ test('classification: configured rules in priority order, default HIGH for /cgi-
 
 test('classification by header, cookie and client network', () => {
   const c = createClassifier(parseConfig({
-    cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }],
+    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }],
     classes: [
       { name: 'scada', priority: 0, match: [{ header: 'x-client=scada' }, { client: '10.20.0.0/16' }] },
       { name: 'member', priority: 1, match: [{ cookie: 'ews_session' }] },
@@ -101,5 +101,5 @@ test('classification by header, cookie and client network', () => {
   assert.equal(c.classify('GET', '/', { client: '10.21.3.4' }), 2);
   assert.equal(c.classify('GET', '/', { headers: { cookie: 'a=1; ews_session=v1.x.y' } }), 1);
   assert.equal(c.classify('GET', '/', { headers: { cookie: 'not_ews_session=1' } }), 2);
-  assert.throws(() => parseConfig({ cluster: { key: 'ab'.repeat(32) }, boards: [{ id: 'a', address: '127.0.0.1' }], classes: [{ name: 'x', match: [{ client: '10.0.0.0/40' }] }] }), /client: must be an IPv4 network/);
+  assert.throws(() => parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }], classes: [{ name: 'x', match: [{ client: '10.0.0.0/40' }] }] }), /client: must be an IPv4 network/);
 });
