@@ -8,7 +8,7 @@ import { createLogger, type Logger } from '../shared/log.ts';
 import { Registry } from '../shared/metrics.ts';
 import { IdempotencyStore, idemWire } from '../shared/idempotency-store.ts';
 import { AuthGuard } from './auth/guard.ts';
-import { RevokedSessions } from './auth/revoked-sessions.ts';
+import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
@@ -93,7 +93,7 @@ export class Board {
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
-    const revoked = new RevokedSessions(l.revokedSessionsMax, cfg.stateDir, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
+    const revoked = new RevokedSessions(l.revokedSessionsMax, cfg.stateDir ? revokedFile(cfg.stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.

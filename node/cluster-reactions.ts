@@ -52,6 +52,8 @@ export class ClusterReactions {
   private deviceRefresh: NodeJS.Timeout | undefined;
   private hubTimer: NodeJS.Timeout | undefined;
   private lastPublished = '';
+  /** When each board last got the revoked sessions on joining. */
+  private readonly revokedSentAt = new Map<number, number>();
 
   constructor(private readonly d: ReactionDeps) {}
 
@@ -88,8 +90,13 @@ export class ClusterReactions {
       } else if (e.kind === 'runstate') {
         d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
         if (e.runstate === -1) d.directory.boardDown(e.board);
-        // A board (re)joined: it gets every logout it may have missed while away.
-        if (e.runstate === 1) this.sendRevoked(d.revoked.list(Date.now()));
+      } else if (e.kind === 'joined') {
+        // A board (re)joined: it gets every logout it may have missed while away (once per join, not per JOIN packet).
+        const now = Date.now();
+        if (now - (this.revokedSentAt.get(e.board) ?? -Infinity) >= d.cfg.cluster.tmaxMs) {
+          this.revokedSentAt.set(e.board, now);
+          this.sendRevoked(d.revoked.list(now));
+        }
       } else if (e.kind === 'stale-master') {
         d.log.warn({ peer: d.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
         void d.vip?.announce();

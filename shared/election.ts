@@ -22,6 +22,8 @@ export interface Outgoing { to: 'all' | number; msg: Message }
 export type CoreEvent =
   | { kind: 'role'; role: Role; term: number; master: number; previous: Role }
   | { kind: 'runstate'; board: number; runstate: 1 | 0 | -1 }
+  /** The master heard a JOIN: the board booted (or lost us) and may have missed what was broadcast meanwhile. */
+  | { kind: 'joined'; board: number }
   /** Another board claims mastership with an older term: adapters re-announce the VIP. */
   | { kind: 'stale-master'; board: number; term: number };
 
@@ -124,6 +126,7 @@ export class ClusterCore {
           const was = this.table.runstate(msg.sender);
           this.table.join(msg.sender, nowMs);
           if (was !== 1) r.events.push({ kind: 'runstate', board: msg.sender, runstate: 1 });
+          r.events.push({ kind: 'joined', board: msg.sender });
           this.dirty = true;
         }
         break;

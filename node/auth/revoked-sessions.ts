@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeDurably } from '../boot-epoch.ts';
 
-export const REVOKED_FILE = 'revoked-sessions.json';
+/** The file in stateDir (one per board, like its boot epoch). */
+export const revokedFile = (stateDir: string, boardId: string): string => join(stateDir, `${boardId}.revoked-sessions.json`);
 const SID_CHARS_MAX = 64;
 
 export type RevokedEntry = readonly [sid: string, expS: number];
@@ -13,10 +14,8 @@ export type RevokedEntry = readonly [sid: string, expS: number];
 export class RevokedSessions {
   /** sid -> expiry (s since epoch). */
   private readonly map = new Map<string, number>();
-  private readonly file: string | undefined;
-
-  constructor(private readonly max: number, stateDir: string | undefined, nowMs: number, private readonly onWriteError: (e: Error) => void = () => {}) {
-    this.file = stateDir ? join(stateDir, REVOKED_FILE) : undefined;
+  /** `file`: where they are kept (revokedFile()); undefined = in memory only. */
+  constructor(private readonly max: number, private readonly file: string | undefined, nowMs: number, private readonly onWriteError: (e: Error) => void = () => {}) {
     if (!this.file) return;
     let saved: unknown;
     try {

@@ -5,16 +5,9 @@ import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { readBody, sendJson } from '../../shared/http-io.ts';
 import { type AuthGuard, COOKIE } from '../auth/guard.ts';
-import { hashPassword, PasswordVerifier } from '../auth/password.ts';
+import { NOBODY_HASH, PasswordVerifier } from '../auth/password.ts';
 import type { RevokedSessions } from '../auth/revoked-sessions.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
-
-let dummy: Promise<string> | undefined;
-/** A valid hash nobody's password matches, so unknown users cost the same scrypt as known ones. */
-const dummyHash = (): Promise<string> => {
-  dummy ??= hashPassword(`no-such-user-${Math.random()}`);
-  return dummy;
-};
 
 export class SessionRoutes {
   private readonly loginByClient = new RateLimiter(10, 10);
@@ -46,7 +39,7 @@ export class SessionRoutes {
     if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
     const user = auth.users.find((u) => u.name === name);
     // The same scrypt work whether or not the user exists.
-    const ok = (await this.passwords.verify(password, user?.passwordHash ?? (await dummyHash()))) && user !== undefined;
+    const ok = (await this.passwords.verify(password, user?.passwordHash ?? NOBODY_HASH)) && user !== undefined;
     if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
     const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);
     const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';

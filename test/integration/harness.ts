@@ -6,10 +6,13 @@ import net, { createServer } from 'node:net';
 import dgram from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 /** `ews start` with a cable the tests can pull (dev/cabled-board.ts). */
 const CLI = join(ROOT, 'dev/cabled-board.ts');
+/** The built bundle, as boards run it (`npm run build`). */
+export const BUNDLE = join(ROOT, 'dist/ews.js');
 
 /** Ports nobody holds right now (TCP and UDP both free). */
 export async function freePorts(n: number): Promise<number[]> {
@@ -41,6 +44,8 @@ export interface TestCluster {
   boards: Array<{ id: string; url: string; httpPort: number; udpPort: number }>;
   procs: Map<string, ChildProcess>;
   logs: Map<string, string>;
+  /** Sent with the harness's own reads of /api/cluster (a viewer's token when login is on). */
+  headers: Record<string, string>;
   start(id: string): ChildProcess;
   /** Pull (true) or replug (false) a board's network cable, as the demo does. */
   cut(id: string, cut: boolean): void;
@@ -48,7 +53,8 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[] } = {}): Promise<TestCluster> {
+/** `opts.bundle`: boards run the built bundle with the board flags (no cable to pull, no simulated devices). */
+export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[]; bundle?: boolean } = {}): Promise<TestCluster> {
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -64,10 +70,11 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
   const c: TestCluster = {
-    dir, file, key, config, procs, logs,
+    dir, file, key, config, procs, logs, headers: {},
     boards: boards.map((b) => ({ ...b, url: `http://127.0.0.1:${b.httpPort}` })),
     start(id) {
-      const p = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const argv = opts.bundle ? [...BOARD_NODE_FLAGS, BUNDLE] : ['--import', 'tsx', CLI];
+      const p = spawn(process.execPath, [...argv, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
       logs.set(id, '');
       const append = (d: Buffer) => logs.set(id, (logs.get(id) ?? '').slice(-20_000) + d.toString());
       p.stdout!.on('data', append);
@@ -117,15 +124,15 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 
 export interface ClusterJson { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> }
 
-export async function getJson<T>(url: string): Promise<T> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(3000) });
+export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(3000), headers });
   return (await r.json()) as T;
 }
 
 /** Every listed board reports the same master and term and sees all `running` boards as runstate 1. */
 export async function converged(c: TestCluster, ids = c.boards.map((b) => b.id), running = ids, accept: (v: ClusterJson) => boolean = () => true): Promise<ClusterJson> {
   return waitFor(`cluster of ${ids.join(',')} to converge`, async () => {
-    const views = await Promise.all(ids.map((id) => getJson<ClusterJson>(`${c.boards.find((b) => b.id === id)!.url}/api/cluster`)));
+    const views = await Promise.all(ids.map((id) => getJson<ClusterJson>(`${c.boards.find((b) => b.id === id)!.url}/api/cluster`, c.headers)));
     const v0 = views[0]!;
     if (v0.master === null) return undefined;
     for (const v of views) if (v.master !== v0.master || v.term !== v0.term) return undefined;
