@@ -9,6 +9,8 @@ import { Registry } from '../shared/metrics.ts';
 import { IdempotencyStore, idemWire } from '../shared/idempotency-store.ts';
 import { AuthGuard } from './auth/guard.ts';
 import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
+import { Loopback } from './loopback.ts';
+import type { TlsMaterial } from './tls-material.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
@@ -44,6 +46,8 @@ export interface BoardOptions {
   openPort?: PortFactory;
   /** The network (the system's unless the demo or a test brings one with a cable to pull). */
   transport?: Transport;
+  /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */
+  tls?: TlsMaterial;
 }
 
 export class Board {
@@ -98,8 +102,8 @@ export class Board {
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
-    this.schedules = new Schedules(cfg, self, log, metrics, service('schedule'));
-    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'));
+    this.schedules = new Schedules(cfg, self, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
+    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
     this.hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, log, metrics);
 
@@ -110,12 +114,12 @@ export class Board {
     const executor = new Executor(cfg, self, this.link.core, worker, metrics, this.link.bootEpoch);
     this.intake = new Intake({
       cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
-      link: new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason })),
+      link: new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls),
       epochOf: (board) => this.link.epochOf(board),
       executeLocal: (run, done) => executor.local(run, done),
       metrics, log, idempotency: this.idem.store,
     });
-    this.relay = new MasterRelay(cfg, self);
+    this.relay = new MasterRelay(cfg, self, opts.tls);
     this.reactions = new ClusterReactions({
       cfg, self: self.index, log, link: this.link, intake: this.intake, relay: this.relay, devices: this.devices, directory: this.directory,
       idem: this.idem, revoked, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, vip: this.vip, view: () => this.view(), closing: () => this.closing,
@@ -136,7 +140,7 @@ export class Board {
       request: (req, res) => router.handle(req, res),
       link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.maxInFlightPerBoard),
       accept: () => transport.accepting(),
-    }, log);
+    }, log, opts.tls);
     this.stopMetrics = boardMetrics(metrics, this.link.core, () => this.view(), this.devices, this.idem);
   }
 

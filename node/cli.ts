@@ -4,6 +4,9 @@ import { parseArgs } from 'node:util';
 import { fail, loadOrFail, startBoard } from './start.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './calibrate.ts';
+import { readTlsMaterial } from './tls-material.ts';
+import { genCert } from './gen-cert.ts';
+import { resolve } from 'node:path';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
@@ -11,6 +14,7 @@ const USAGE = `usage:
   ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
   ews hash-password                      read a password on stdin, print its hash for auth.users[]
   ews gen-key                            print a new random cluster.key
+  ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
 
 async function readStdin(maxBytes: number): Promise<string> {
@@ -52,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' } }, strict: true }).values;
+    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' }, out: { type: 'string' }, days: { type: 'string' } }, strict: true }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }
@@ -62,6 +66,11 @@ export async function main(argv: string[]): Promise<number> {
     case 'check-config': {
       const cfg = loadOrFail(values.config as string | undefined, USAGE);
       if (typeof cfg === 'number') return cfg;
+      try {
+        if (cfg.tls) readTlsMaterial(cfg.tls);
+      } catch (e) {
+        return fail((e as Error).message);
+      }
       process.stdout.write(`ok: ${cfg.boards.length} boards, ${cfg.classes.length} classes, scheduler ${cfg.qos.scheduler}\n`);
       return 0;
     }
@@ -69,6 +78,19 @@ export async function main(argv: string[]): Promise<number> {
       return status(values.url as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'hash-password':
       return hashPasswordCmd();
+    case 'gen-cert': {
+      const cfg = loadOrFail(values.config as string | undefined, USAGE);
+      if (typeof cfg === 'number') return cfg;
+      const days = Number(values.days ?? 3650);
+      if (!Number.isInteger(days) || days < 1 || days > 36500) return fail('--days must be a whole number of days from 1 to 36500');
+      try {
+        const r = genCert(cfg, resolve((values.out as string | undefined) ?? '.'), days);
+        process.stdout.write(`wrote ${r.certFile} and ${r.keyFile} for ${r.names.join(', ')}\nadd to the config: "tls": ${JSON.stringify({ certFile: r.certFile, keyFile: r.keyFile })}\n`);
+        return 0;
+      } catch (e) {
+        return fail((e as Error).message, 1);
+      }
+    }
     case 'gen-key':
       process.stdout.write(`${randomBytes(32).toString('hex')}\n`);
       return 0;

@@ -3,13 +3,12 @@
 // HTTP port (the same dispatch as HTTP control), results on .../result. The broker is never on
 // the HTTP path: nothing waits for it, and nothing is queued for it while it is away (state is
 // published again on reconnect).
-import http from 'node:http';
 import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
-import { postToSelf } from './loopback.ts';
+import type { Loopback } from './loopback.ts';
 
 export interface BridgeSources {
   cluster(): unknown;
@@ -25,13 +24,12 @@ export class MqttBridge {
   private master = false;
   private lastCluster = '';
   private readonly lastDevice = new Map<string, string>();
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   private readonly commands: Counter;
   private inflight = 0;
   private refresh: NodeJS.Timeout | undefined;
 
   /** Commands act as the bridge itself: who may publish to .../set is the broker's ACL. */
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>) {
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>, private readonly loopback: Loopback) {
     this.commands = metrics.counter('ews_mqtt_commands_total', 'MQTT commands taken by this board as master, by outcome');
     metrics.gauge('ews_mqtt_connected', 'Whether this board is connected to the MQTT broker', () => [[{}, this.client?.connected ? 1 : 0]]);
   }
@@ -102,7 +100,7 @@ export class MqttBridge {
 
   async close(): Promise<void> {
     if (this.refresh) clearInterval(this.refresh);
-    this.agent.destroy();
+    this.loopback.close();
     const c = this.client;
     if (!c) return;
     if (c.connected) await c.publishAsync(`${this.prefix}/boards/${this.self.id}/status`, 'offline', { retain: true, qos: 1 }).catch(() => undefined);
@@ -154,7 +152,7 @@ export class MqttBridge {
     if (key !== undefined) headers['idempotency-key'] = key;
     this.inflight++;
     const path = `/cgi-bin/devices/${encodeURIComponent(device!)}/${encodeURIComponent(action!)}`;
-    void postToSelf(this.self, this.agent, path, value === undefined ? '' : JSON.stringify({ value }), headers, this.cfg.limits.requestTimeoutMs).then((r) => {
+    void this.loopback.post(path, value === undefined ? '' : JSON.stringify({ value }), headers, this.cfg.limits.requestTimeoutMs).then((r) => {
       this.inflight--;
       this.commands.inc({ outcome: String(r.status) });
       let result: unknown;

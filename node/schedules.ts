@@ -1,19 +1,17 @@
 // Scheduled device jobs (node-cron). They run on the master only and enter through the master's
 // own HTTP port, so they take the same queue, dispatch and idempotency path as a client's
 // request; when mastership moves, the new master's schedules take over.
-import http from 'node:http';
 import { createTask, type ScheduledTask } from 'node-cron';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
-import { postToSelf } from './loopback.ts';
+import type { Loopback } from './loopback.ts';
 
 export class Schedules {
   private tasks: ScheduledTask[] = [];
   private readonly runs: Counter;
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>) {
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>, private readonly loopback: Loopback) {
     this.runs = metrics.counter('ews_schedule_runs_total', 'Scheduled jobs run by this board as master, by schedule and answer status');
   }
 
@@ -44,13 +42,13 @@ export class Schedules {
     // An action gets a key per tick: if two masters overlap for a moment after a partition heals,
     // the device still runs it once.
     if (s.action !== 'read') headers['idempotency-key'] = `schedule-${i}-${Math.floor(at.getTime() / 1000)}`;
-    const r = await postToSelf(this.self, this.agent, path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.cfg.limits.requestTimeoutMs);
+    const r = await this.loopback.post(path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.cfg.limits.requestTimeoutMs);
     this.runs.inc({ schedule: i, status: r.status });
     if (r.status === 0 || r.status >= 400) this.log.warn({ schedule: i, device: s.device, action: s.action, status: r.status }, 'scheduled job failed');
   }
 
   close(): void {
     this.stop();
-    this.agent.destroy();
+    this.loopback.close();
   }
 }

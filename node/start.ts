@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig, startProblems, type Config } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { startSystemdNotify } from './sd-notify.ts';
+import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import type { Transport } from './transport.ts';
 
@@ -39,10 +40,16 @@ export async function startBoard(values: Record<string, string | boolean | undef
   if (!cfg.boards.some((b) => b.id === boardId)) return fail(`board: "${boardId}" is not one of ${cfg.boards.map((b) => b.id).join(', ')}`);
   const problems = startProblems(cfg);
   if (problems.length > 0) return fail(problems.join('\n'));
+  let tls: TlsMaterial | undefined;
+  try {
+    tls = cfg.tls && readTlsMaterial(cfg.tls);
+  } catch (e) {
+    return fail((e as Error).message);
+  }
   let board: Board;
   try {
     const index = cfg.boards.findIndex((b) => b.id === boardId);
-    board = await Board.start({ cfg, boardId, transport: opts.transport, openPort: opts.openPort?.(cfg, index) });
+    board = await Board.start({ cfg, boardId, transport: opts.transport, openPort: opts.openPort?.(cfg, index), tls });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }

@@ -90,6 +90,11 @@ export interface LimitsConfig {
   readonly idempotencyKeysMax: number;
   readonly idempotencyTtlMs: number;
 }
+/**
+ * HTTPS on every board's httpPort (PEM files). `caFile`: what boards verify each other against;
+ * without it the certificate is its own CA (one self-signed cluster certificate, `ews gen-cert`).
+ */
+export interface TlsConfig { readonly certFile: string; readonly keyFile: string; readonly caFile: string | undefined }
 export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
 export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[]; readonly sessionTtlS: number }
 export interface Config {
@@ -105,6 +110,7 @@ export interface Config {
   readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
   /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
   readonly stateDir: string | undefined;
+  readonly tls: TlsConfig | undefined;
   /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
   readonly benchmarkHandlers: boolean;
 }

@@ -11,7 +11,7 @@ import { parseScryptHash } from './scrypt-hash.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 
 export type * from './config-types.ts';
-import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
+import type { TlsConfig, AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
@@ -232,7 +232,7 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
 export function parseConfig(raw: unknown): Config {
   const r = new Reader();
   if (!isObj(raw)) throw new ConfigError([': the config must be a JSON object']);
-  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', 'benchmarkHandlers', '$schema', 'comment']);
+  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', 'tls', 'benchmarkHandlers', '$schema', 'comment']);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
@@ -260,6 +260,8 @@ export function parseConfig(raw: unknown): Config {
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
   if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
+  const t = r.obj(raw, 'tls', '', ['certFile', 'keyFile', 'caFile'], false);
+  const tls = t && { certFile: r.str(t, 'certFile', 'tls'), keyFile: r.str(t, 'keyFile', 'tls'), caFile: t.caFile === undefined ? undefined : r.str(t, 'caFile', 'tls') };
   const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);
   // Relations between limits, checked once here rather than discovered at run time.
   if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
@@ -275,7 +277,7 @@ export function parseConfig(raw: unknown): Config {
   };
   if (scheduler === 'weakly-hard') classes.forEach((c, i) => { if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]'); });
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, benchmarkHandlers });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, tls, benchmarkHandlers });
 }
 
 export function loadConfig(file: string): Config {

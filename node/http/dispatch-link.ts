@@ -2,7 +2,8 @@
 // multiplexed by id (shared/dispatch-frame.ts). Writes made in one turn of the event loop leave
 // in one syscall (corked until setImmediate). No HTTP client on the master, no HTTP parsing on
 // the board for a forwarded request: the hop costs two small frames.
-import net from 'node:net';
+import type net from 'node:net';
+import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 import type { BoardConfig } from '../../shared/config.ts';
 import { FrameSplitter, LINK_MAGIC, type AnswerFrame, type FrameCodec, type FrameError, type RequestFrame } from '../../shared/dispatch-frame.ts';
 
@@ -35,14 +36,15 @@ class Connection {
   private readonly splitter: FrameSplitter;
   private readonly batch = { corked: false };
 
-  constructor(board: BoardConfig, private readonly codec: FrameCodec, connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void, private readonly onGone: () => void) {
+  constructor(board: BoardConfig, private readonly codec: FrameCodec, connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void, private readonly onGone: () => void, tls: TlsMaterial | undefined) {
     this.splitter = new FrameSplitter(codec.frameBytesMax);
-    this.sock = net.connect({ host: board.address, port: board.httpPort, noDelay: true });
+    const { sock, ready } = dialBoard(board, tls);
+    this.sock = sock;
     this.sock.setTimeout(connectTimeoutMs, () => {
       if (!this.connected) this.sock.destroy(new Error('connect timeout'));
     });
     this.sock.write(Buffer.of(LINK_MAGIC));
-    this.sock.on('connect', () => {
+    this.sock.on(ready, () => {
       this.connected = true;
       this.sock.setTimeout(0);
     });
@@ -92,7 +94,8 @@ class Connection {
 /** The master's end: dispatch a request frame to a board, get its answer (or why not). */
 export class DispatchClient {
   private readonly conns: (Connection | undefined)[];
-  constructor(private readonly boards: readonly BoardConfig[], private readonly codec: FrameCodec, private readonly connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void) {
+  /** `tls`: the link runs inside TLS, the board verified against the cluster's CA. */
+  constructor(private readonly boards: readonly BoardConfig[], private readonly codec: FrameCodec, private readonly connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void, private readonly tls?: TlsMaterial) {
     this.conns = boards.map(() => undefined);
   }
 
@@ -115,7 +118,7 @@ export class DispatchClient {
     if (c && !c.closed) return c;
     const fresh = new Connection(this.boards[board]!, this.codec, this.connectTimeoutMs, this.onDrop, () => {
       if (this.conns[board] === fresh) this.conns[board] = undefined;
-    });
+    }, this.tls);
     this.conns[board] = fresh;
     return fresh;
   }

@@ -1,8 +1,11 @@
 // The board's listening socket. One port serves clients (HTTP) and the master's dispatch link:
-// the first byte of a connection tells them apart (LINK_MAGIC is no letter). HTTP limits are
-// enforced here, and every open socket is known (a pulled cable in the demo drops them all).
+// the first byte of a connection tells them apart (LINK_MAGIC is no letter). With TLS the port
+// speaks TLS only, and the first byte is read inside it. HTTP limits are enforced here, and every
+// open socket is known (a pulled cable in the demo drops them all).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
+import tls from 'node:tls';
+import type { TlsMaterial } from '../tls-material.ts';
 import type { LimitsConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { sendError } from '../../shared/http-io.ts';
@@ -19,10 +22,10 @@ export interface FrontHandlers {
 
 export class FrontServer {
   private readonly http: http.Server;
-  private readonly listener: net.Server;
+  private readonly listener: net.Server | tls.Server;
   private readonly sockets = new Set<Socket>();
 
-  constructor(l: LimitsConfig, h: FrontHandlers, log: Logger) {
+  constructor(l: LimitsConfig, h: FrontHandlers, log: Logger, secure?: TlsMaterial) {
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
     this.http = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
       h.request(req, res).catch((err: unknown) => {
@@ -36,7 +39,7 @@ export class FrontServer {
       const body = JSON.stringify({ error: { code: status === 431 ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST', message: status === 408 ? 'request took too long to arrive' : status === 431 ? 'request headers too large' : 'malformed HTTP request' } });
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
-    this.listener = net.createServer({ pauseOnConnect: true, noDelay: true }, (s: Socket) => {
+    const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -51,7 +54,17 @@ export class FrontServer {
         process.nextTick(() => s.resume());
       });
       s.resume();
-    });
+    };
+    if (secure) {
+      // A handshake that does not finish in headersTimeoutMs is dropped (slowloris on TLS).
+      this.listener = tls.createServer({ cert: secure.cert, key: secure.key, handshakeTimeout: l.headersTimeoutMs, minVersion: 'TLSv1.2' }, onSocket);
+      this.listener.on('connection', (s: Socket) => {
+        s.setNoDelay(true);
+        if (!h.accept()) s.destroy();
+      });
+    } else {
+      this.listener = net.createServer({ pauseOnConnect: true, noDelay: true }, onSocket);
+    }
     this.listener.maxConnections = l.maxConnections;
   }
 

@@ -1,14 +1,17 @@
 // A client reached a board that is not the master: the request goes to the master once (it is
 // never bounced again), over HTTP keep-alive, and its answer comes back the same way.
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type http from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { boardAgent, type TlsMaterial } from '../tls-material.ts';
 import { endToEndHeaders, relayResponse, sendError } from '../../shared/http-io.ts';
 
 export class MasterRelay {
   private readonly agent: http.Agent;
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig) {
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs });
+  private readonly request: typeof http.request;
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, tls: TlsMaterial | undefined) {
+    ({ agent: this.agent, request: this.request } = boardAgent(tls, { keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs }));
   }
 
   relay(master: number, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
@@ -19,7 +22,7 @@ export class MasterRelay {
     headers['x-ews-via'] = this.self.id;
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
     headers['content-length'] = String(body.length);
-    const up = http.request({ host: m.address, port: m.httpPort, method: req.method, path: req.url, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs });
+    const up = this.request({ host: m.address, port: m.httpPort, method: req.method, path: req.url, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs });
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
     });

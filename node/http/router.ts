@@ -44,13 +44,17 @@ export class Router {
 
   constructor(private readonly d: RouterDeps) {
     this.hosts = new Set(['localhost', '127.0.0.1', ...d.cfg.boards.map((b) => b.address), ...(d.cfg.cluster.vip ? [d.cfg.cluster.vip.address] : []), ...d.cfg.cluster.hosts]);
-    const others = [...clusterOrigins(d.cfg)].filter((o) => o.startsWith('http://')).join(' ');
+    // The page may call the other boards (failover), over the scheme the boards speak.
+    const scheme = d.cfg.tls ? 'https://' : 'http://';
+    const others = [...clusterOrigins(d.cfg)].filter((o) => o.startsWith(scheme)).join(' ');
     this.securityHeaders = Object.entries({
       'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'same-origin',
       'cross-origin-opener-policy': 'same-origin',
+      // With TLS a browser that has seen the cluster once never tries it in clear text again.
+      ...(d.cfg.tls ? { 'strict-transport-security': 'max-age=31536000' } : {}),
     });
   }
 

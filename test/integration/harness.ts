@@ -2,6 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import net, { createServer } from 'node:net';
 import dgram from 'node:dgram';
 import { tmpdir } from 'node:os';
@@ -46,6 +48,8 @@ export interface TestCluster {
   logs: Map<string, string>;
   /** Sent with the harness's own reads of /api/cluster (a viewer's token when login is on). */
   headers: Record<string, string>;
+  /** With `tls`: the CA the harness trusts (the boards speak HTTPS only). */
+  ca: Buffer | undefined;
   start(id: string): ChildProcess;
   /** Pull (true) or replug (false) a board's network cable, as the demo does. */
   cut(id: string, cut: boolean): void;
@@ -54,7 +58,7 @@ export interface TestCluster {
 }
 
 /** `opts.bundle`: boards run the built bundle with the board flags (no cable to pull, no simulated devices). */
-export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[]; bundle?: boolean } = {}): Promise<TestCluster> {
+export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[]; bundle?: boolean; ca?: Buffer } = {}): Promise<TestCluster> {
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -70,8 +74,8 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
   const c: TestCluster = {
-    dir, file, key, config, procs, logs, headers: {},
-    boards: boards.map((b) => ({ ...b, url: `http://127.0.0.1:${b.httpPort}` })),
+    dir, file, key, config, procs, logs, headers: {}, ca: opts.ca,
+    boards: boards.map((b) => ({ ...b, url: `${opts.ca ? 'https' : 'http'}://127.0.0.1:${b.httpPort}` })),
     start(id) {
       const argv = opts.bundle ? [...BOARD_NODE_FLAGS, BUNDLE] : ['--import', 'tsx', CLI];
       const p = spawn(process.execPath, [...argv, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
@@ -100,7 +104,7 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   // The first board first, the rest once it answers: which board is master after boot must not
   // depend on how long each process takes to compile (a race the suite lost on a loaded machine).
   c.start(boards[0]!.id);
-  await waitFor(`${boards[0]!.id} up`, async () => (await fetch(`http://127.0.0.1:${boards[0]!.httpPort}/healthz`)).ok, 30_000, 50);
+  await waitFor(`${boards[0]!.id} up`, async () => (await httpGet(`${c.boards[0]!.url}/healthz`, { ca: opts.ca })).status === 200, 30_000, 50);
   for (const b of boards.slice(1)) c.start(b.id);
   return c;
 }
@@ -124,15 +128,34 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 
 export interface ClusterJson { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> }
 
-export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(3000), headers });
-  return (await r.json()) as T;
+export async function getJson<T>(url: string, headers: Record<string, string> = {}, ca?: Buffer): Promise<T> {
+  return JSON.parse((await httpGet(url, { headers, ca })).text) as T;
+}
+
+export interface HttpAnswer { status: number; headers: http.IncomingHttpHeaders; text: string }
+
+/** One request over HTTP, or HTTPS trusting `ca` (fetch cannot be given a CA without undici). */
+export function httpGet(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer; timeoutMs?: number } = {}): Promise<HttpAnswer> {
+  const u = new URL(url);
+  const request = u.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolveAnswer, reject) => {
+    const q = request(u, { method: opts.method ?? 'GET', headers: opts.headers, timeout: opts.timeoutMs ?? 3000, ...(opts.ca ? { ca: opts.ca } : {}) }, (r) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (d: string) => (text += d));
+      r.on('end', () => resolveAnswer({ status: r.statusCode ?? 0, headers: r.headers, text }));
+      r.on('error', reject);
+    });
+    q.on('timeout', () => q.destroy(new Error('timeout')));
+    q.on('error', reject);
+    q.end(opts.body);
+  });
 }
 
 /** Every listed board reports the same master and term and sees all `running` boards as runstate 1. */
 export async function converged(c: TestCluster, ids = c.boards.map((b) => b.id), running = ids, accept: (v: ClusterJson) => boolean = () => true): Promise<ClusterJson> {
   return waitFor(`cluster of ${ids.join(',')} to converge`, async () => {
-    const views = await Promise.all(ids.map((id) => getJson<ClusterJson>(`${c.boards.find((b) => b.id === id)!.url}/api/cluster`, c.headers)));
+    const views = await Promise.all(ids.map((id) => getJson<ClusterJson>(`${c.boards.find((b) => b.id === id)!.url}/api/cluster`, c.headers, c.ca)));
     const v0 = views[0]!;
     if (v0.master === null) return undefined;
     for (const v of views) if (v.master !== v0.master || v.term !== v0.term) return undefined;

@@ -8,11 +8,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { converged, getJson, makeCluster, metric, rawRequest, waitFor, type ClusterJson, type TestCluster } from '../integration/harness.ts';
-import { ptyPair, ptyWire } from '../devices/pty.ts';
 import { hashPassword } from '../../node/auth/password.ts';
-import { demoDevices } from '../../dev/demo.ts';
-import { PumpSimulator } from '../../dev/simulators/pump.ts';
-import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
+import { ptyDevices } from './pty-devices.ts';
 import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
@@ -54,25 +51,13 @@ describe('security', () => {
       { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
       { name: VIEW.name, role: 'viewer', passwordHash: await hashPassword(VIEW.password) },
     ];
-    // The pump (Modbus RTU, on b2) and the valve (a line device, on b3) on real pseudo-terminals,
-    // their simulators on the other ends: the bundle drives them through its own serialport.
-    const wires: Array<{ a: string }> = [];
-    for (const sim of [new PumpSimulator(1), new ValveSimulator()]) {
-      const pty = await ptyPair();
-      const wire = await ptyWire(pty.b);
-      sim.attach(wire.wire);
-      wires.push(pty);
-      cleanups.push(async () => {
-        await wire.close();
-        await pty.kill();
-      });
-    }
-    const [pump, valve] = demoDevices(['b1', 'b2', 'b3']) as Array<Record<string, unknown>>;
+    const devices = await ptyDevices();
+    cleanups.push(devices.close);
     stateDir = mkdtempSync(join(tmpdir(), 'ews-state-'));
     c = await makeCluster(3, (cfg) => {
       cfg.auth = { users };
       cfg.stateDir = stateDir;
-      cfg.devices = [{ ...pump, simulate: undefined, attach: [{ board: 'b2', port: wires[0]!.a }] }, { ...valve, simulate: undefined, attach: [{ board: 'b3', port: wires[1]!.a }] }];
+      cfg.devices = devices.devices;
       cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
     }, { bundle: true });
     u = (i) => c.boards[i]!.url;
