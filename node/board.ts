@@ -102,7 +102,7 @@ export class Board {
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
-    this.schedules = new Schedules(cfg, self, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
+    this.schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
     this.hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
     if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, log, metrics);

@@ -11,7 +11,7 @@ import { parseScryptHash } from './scrypt-hash.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 
 export type * from './config-types.ts';
-import type { TlsConfig, AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
+import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
   maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
