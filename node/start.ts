@@ -1,5 +1,5 @@
 // Booting one board from the command line: config checks (exit 2 naming the problem), the
-// board, SIGHUP reloads of the classification rules, systemd readiness, a clean stop.
+// board, SIGHUP reloads of the classification rules and the users, systemd readiness, a clean stop.
 import { ConfigError, loadConfig, startProblems, type Config } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { startSystemdNotify } from './sd-notify.ts';
@@ -61,6 +61,9 @@ export async function startBoard(values: Record<string, string | boolean | undef
       const next = loadConfig(file);
       if (board.intake.reclassify(next.classes)) board.log.info({ classes: next.classes.length }, 'classification reloaded');
       else board.log.warn('the set of classes changed: restart the board to apply it');
+      // Users and roles apply at once: a removed user's sessions stop working, a new role counts.
+      if (board.guard.reloadUsers(next.auth)) board.log.info({ users: next.auth?.users.length ?? 0 }, 'users reloaded');
+      else board.log.warn('auth.disabled changed: restart the board to apply it');
     } catch (e) {
       board.log.error({ problems: e instanceof ConfigError ? e.problems : String(e) }, 'config reload refused; keeping the running config');
     }

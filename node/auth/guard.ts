@@ -3,7 +3,7 @@
 // carry the session's CSRF token. With `auth.disabled` everyone is an operator.
 import { cookieValue } from '../../shared/cookie.ts';
 import type { IncomingMessage } from 'node:http';
-import type { Config } from '../../shared/config.ts';
+import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Role, Session, SessionSigner } from './session.ts';
 
@@ -43,8 +43,22 @@ export function clusterOrigins(cfg: Config): Set<string> {
 
 export class AuthGuard {
   private readonly origins: Set<string>;
+  private auth: AuthConfig | undefined;
   constructor(private readonly cfg: Config, readonly signer: SessionSigner) {
     this.origins = clusterOrigins(cfg);
+    this.auth = cfg.auth;
+  }
+
+  /** The configured users as they are now (a SIGHUP reload replaces them: removals and role changes apply at once). */
+  get users(): readonly UserConfig[] {
+    return this.auth?.users ?? [];
+  }
+
+  /** A reloaded config's users; turning login on or off needs a restart. */
+  reloadUsers(next: AuthConfig | undefined): boolean {
+    if (!next || next.disabled !== this.open) return false;
+    this.auth = next;
+    return true;
   }
 
   get open(): boolean {
@@ -68,7 +82,7 @@ export class AuthGuard {
   /** A session counts for the user as the config has them now: a removed user's sessions are dead, a changed role applies at once. */
   private currentRole(s: Session): Role | undefined {
     if (s.svc === 1) return s.role;
-    return this.cfg.auth?.users.find((u) => u.name === s.user)?.role;
+    return this.users.find((u) => u.name === s.user)?.role;
   }
 
   /** Same-origin or one of the cluster's origins (Origin, else Referer). */

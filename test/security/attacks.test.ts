@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { converged, getJson, makeCluster, metric, rawRequest, waitFor, type ClusterJson, type TestCluster } from '../integration/harness.ts';
@@ -14,6 +14,10 @@ import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-fra
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
 const VIEW = { name: 'victor', password: 'viewer-pass-1' };
+/** A user the config loses in the middle of the suite. */
+const TEMP = { name: 'tess', password: 'temporary-pass-1' };
+/** The pattern that froze the master for seconds with a backtracking engine. */
+const REDOS = '^/(a+)+$';
 
 describe('security', () => {
   let c: TestCluster;
@@ -50,6 +54,7 @@ describe('security', () => {
     const users = [
       { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
       { name: VIEW.name, role: 'viewer', passwordHash: await hashPassword(VIEW.password) },
+      { name: TEMP.name, role: 'operator', passwordHash: await hashPassword(TEMP.password) },
     ];
     const devices = await ptyDevices();
     cleanups.push(devices.close);
@@ -58,6 +63,7 @@ describe('security', () => {
       cfg.auth = { users };
       cfg.stateDir = stateDir;
       cfg.devices = devices.devices;
+      cfg.classes = [{ name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }, { regex: REDOS }] }, { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }] }];
       cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
     }, { bundle: true });
     u = (i) => c.boards[i]!.url;
@@ -226,6 +232,27 @@ describe('security', () => {
     assert.ok(statuses.includes(429), `the stranger is limited: ${statuses.join(' ')}`);
     const r = await fetch(`${u(1)}/api/login`, { method: 'POST', body: JSON.stringify(OP) });
     assert.equal(r.status, 200, 'the operator, from their own address, logs in');
+  });
+
+  test('a class regex that backtracks catastrophically elsewhere runs in linear time: the master answers, no takeover', async () => {
+    const { term, master } = await getJson<ClusterJson>(`${u(0)}/api/cluster`, c.headers);
+    // 2^60 steps for a backtracking engine; one pass for V8's linear engine.
+    const res = await rawRequest(c.boards[0]!.httpPort, `GET /${'a'.repeat(60)}! HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    assert.match(res, /^HTTP\/1\.1 404 /);
+    const after = await getJson<ClusterJson>(`${u(1)}/api/cluster`, c.headers);
+    assert.deepEqual([after.master, after.term], [master, term]);
+  });
+
+  test('removing a user from the config (SIGHUP) ends their sessions on every board at once', async () => {
+    const t = (await login(TEMP, 1)).json.token;
+    for (const i of [0, 1, 2]) assert.equal(await statusAt(i, '/api/devices', t), 200);
+    const cfg = c.config as { auth: { users: Array<{ name: string }> } };
+    cfg.auth.users = cfg.auth.users.filter((x) => x.name !== TEMP.name);
+    writeFileSync(c.file, JSON.stringify(c.config));
+    for (const p of c.procs.values()) p.kill('SIGHUP');
+    await waitFor('the session refused everywhere', async () => (await Promise.all([0, 1, 2].map((i) => statusAt(i, '/api/devices', t)))).every((s) => s === 401));
+    assert.equal((await login(TEMP, 2)).status, 401, 'and the user cannot log in again');
+    assert.equal(await statusAt(0, '/api/devices', c.headers.authorization!.slice(7)), 200, 'other users are untouched');
   });
 
   test('a captured dispatch frame is refused (403) by another board and by its own board after a restart', async () => {
