@@ -100,7 +100,8 @@ export class Board {
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
     const revoked = new RevokedSessions(l.revokedSessionsMax, cfg.stateDir ? revokedFile(cfg.stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
-    const guard = (this.guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked)));
+    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
+    this.guard = guard;
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
