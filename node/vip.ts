@@ -1,13 +1,21 @@
 // The floating cluster address: the master holds it, announces it with gratuitous ARP, and a
 // board stepping down lets it go. Commands run one at a time; failures are logged and counted,
-// never thrown into the election.
-import { execFile } from 'node:child_process';
+// never thrown into the election. Like keepalived, a new holder adds the address and announces it
+// at once, then again a few times over the first second (a switch or a neighbour that missed the
+// first announcement learns it from the next); the announcements stop the moment it lets go.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import type { VipConfig } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 
 export interface CommandResult { code: number; stderr: string }
 export type RunCommand = (file: string, args: string[]) => Promise<CommandResult>;
+/** A command left running in the background (the repeated announcements); `stop` ends it. */
+export type StartCommand = (file: string, args: string[]) => { stop(): void };
+
+/** Gratuitous ARPs after a claim: this many, this far apart (the first goes at once). */
+export const GARP_COUNT = 5;
+export const GARP_INTERVAL_S = 0.2;
 
 export const runCommand: RunCommand = (file, args) =>
   new Promise((resolve) => {
@@ -17,6 +25,13 @@ export const runCommand: RunCommand = (file, args) =>
     });
   });
 
+export const startCommand: StartCommand = (file, args) => {
+  let child: ChildProcess | undefined = spawn(file, args, { stdio: 'ignore' });
+  child.on('error', () => {});
+  child.on('exit', () => (child = undefined));
+  return { stop: () => child?.kill('SIGTERM') };
+};
+
 export class VipManager {
   private chain: Promise<void> = Promise.resolve();
   private want = false;
@@ -24,8 +39,9 @@ export class VipManager {
   private retry: NodeJS.Timeout | undefined;
   private readonly errors: Counter;
   private duplicates = 0;
+  private announcing: { stop(): void } | undefined;
 
-  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000, private readonly duplicateChecksMax = 3) {
+  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000, private readonly duplicateChecksMax = 3, private readonly start: StartCommand = startCommand) {
     this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
     metrics.gauge('ews_vip_held', 'Whether this board holds the cluster address', () => [[{ address: vip.address }, this.held ? 1 : 0]]);
   }
@@ -52,6 +68,8 @@ export class VipManager {
   release(): Promise<void> {
     this.want = false;
     if (this.retry) clearTimeout(this.retry);
+    this.announcing?.stop();
+    this.announcing = undefined;
     return this.enqueue(() => this.doRelease());
   }
 
@@ -88,6 +106,10 @@ export class VipManager {
       }
       this.held = true;
       this.log.info({ address, dev }, 'holding cluster address');
+      // Announce now and over the next second, without holding up the next operation.
+      this.announcing?.stop();
+      this.announcing = this.start('arping', ['-U', '-c', String(GARP_COUNT), '-i', String(GARP_INTERVAL_S), '-I', dev, address]);
+      return;
     }
     await this.arp();
   }

@@ -2,7 +2,7 @@
 // the edge (config.ts); the rest of the code sees only these.
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
 
-/** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait). */
+/** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait); off by default, the term fences the address instead. */
 export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string; readonly duplicateCheck: boolean }
 export interface ClusterConfig {
   readonly name: string;

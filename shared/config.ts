@@ -59,7 +59,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     const iface = r.str(v, 'interface', 'cluster.vip');
     if (!/^[A-Za-z0-9_.-]{1,15}$/.test(iface)) r.bad('cluster.vip.interface', 'must be an interface name');
     if (v.duplicateCheck !== undefined && typeof v.duplicateCheck !== 'boolean') r.bad('cluster.vip.duplicateCheck', 'must be true or false');
-    vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface, duplicateCheck: v.duplicateCheck !== false };
+    vip = { address: m?.[1] ?? '', prefix: Number(m?.[2] ?? 24), interface: iface, duplicateCheck: v.duplicateCheck === true };
   }
   const hosts: string[] = [];
   (r.arr(c, 'hosts', p, false) ?? []).forEach((h, i) => {

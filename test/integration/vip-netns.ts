@@ -2,7 +2,7 @@
 // Exercises VipManager with the real `ip` and `arping` on a veth pair.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { VipManager } from '../../node/vip.ts';
+import { startCommand, VipManager } from '../../node/vip.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { silentLogger } from '../../shared/log.ts';
 
@@ -22,6 +22,22 @@ assert.ok(m.held, 'claiming again is harmless');
 await m.announce();
 await m.release();
 assert.ok(!has('v0') && !m.held, 'released');
+
+// Without the duplicate check: claimed at once, announced in the background (5 gratuitous ARPs
+// over 0.8 s), and the announcements stop the moment the address is let go.
+const started: string[][] = [];
+let stopped = 0;
+const m3 = new VipManager({ ...vip, duplicateCheck: false }, silentLogger, new Registry(), undefined, 50, 3, (f, a) => {
+  started.push(a);
+  const c = startCommand(f, a);
+  return { stop: () => (stopped++, c.stop()) };
+});
+await m3.claim();
+assert.ok(has('v0') && m3.held);
+assert.deepEqual(started, [['-U', '-c', '5', '-i', '0.2', '-I', 'v0', '10.231.0.100']]);
+await m3.release();
+assert.equal(stopped, 1, 'the announcements stop at release');
+assert.ok(!has('v0'));
 
 // Another holder answers ARP for the address: the claimer waits, then takes over after its checks.
 ip('addr', 'add', '10.231.0.100/24', 'dev', 'v1');
