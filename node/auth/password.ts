@@ -72,7 +72,8 @@ export class PasswordVerifier {
     if (this.idle) clearTimeout(this.idle);
     // A small heap: the thread only hashes (scrypt's memory is outside V8).
     if (!this.thread) {
-      this.thread = new Worker(THREAD, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 } });
+      // Plain JavaScript: no loader flags of the parent (a checkout runs under tsx).
+      this.thread = new Worker(THREAD, { eval: true, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 } });
       this.thread.unref();
     }
     const t = this.thread;

@@ -65,6 +65,10 @@ describe('web UI in Chromium', { skip }, () => {
     await login(page, 'olga', 'operator-pass-1');
     assert.equal(await page.textContent('#who'), 'olga (operator)');
     await until(page, `document.querySelector('#dev-valve3 [data-point=position]') !== null`, 10_000);
+    // The pump's first reading (polled on b2, shared over UDP); on a timeout, say what the boards logged.
+    await until(page, `document.querySelector('#dev-pump1 [data-point=running]') !== null`, 20_000).catch((e: Error) => {
+      throw new Error(`${e.message}\nboard logs:\n${[...c.logs].map(([id, l]) => `${id}: ${l.slice(-3000)}`).join('\n')}`);
+    });
     assert.equal(await point(page, 'pump1', 'running'), 'off');
     await page.click('#dev-pump1 button[data-action=start]');
     await until(page, `/✓ start/.test(document.querySelector('#dev-pump1 .result')?.textContent ?? '')`);
