@@ -8,6 +8,7 @@ out=dist/board
 rm -rf "$out"
 mkdir -p "$out/node_modules"
 cp dist/ews.js "$out/ews.js"
+cp dist/ews-plane.js "$out/ews-plane.js"  # the cluster plane's thread
 cp -r dist/site "$out/site"
 cp README.md deploy/ews.service deploy/example-cluster.json deploy/install.sh "$out/"
 printf '{ "name": "ews-board", "private": true, "type": "module" }\n' > "$out/package.json"

@@ -2,6 +2,7 @@
 // its network given by dev/cable.ts, controlled over the IPC channel:
 //   { cut: boolean }                      pull or replug the cable
 //   { device: id, plugged: boolean }      pull or replug a simulated device's serial cable
+//   { block: ms }                         stall the request thread (a long synchronous task)
 // With --simulate-devices each device's port is answered by its configured simulator.
 import { parseArgs } from 'node:util';
 import { fail, startBoard } from '../node/start.ts';
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   let simulated: SimulatedPorts | undefined;
   return startBoard(values, USAGE, {
     transport: cable.transport,
+    planeTransport: new URL('./cable-plane.ts', import.meta.url).href,
     openPort:
       values['simulate-devices'] === true
         ? (cfg, board) => {
@@ -37,6 +39,12 @@ async function main(argv: string[]): Promise<number> {
           cable.pulled = Boolean((m as { cut: unknown }).cut);
           if (cable.pulled) board.dropConnections();
           board.log.warn({ cut: cable.pulled }, cable.pulled ? 'network cut' : 'network restored');
+        }
+        if ('block' in m) {
+          const until = Date.now() + Number((m as { block: unknown }).block);
+          while (Date.now() < until) {
+            /* a synchronous task that will not yield */
+          }
         }
         if ('device' in m && 'plugged' in m && simulated) {
           const id = String((m as { device: unknown }).device);

@@ -1,14 +1,14 @@
 // The board's own gauges on /metrics: role, term, the table as it sees it, event-loop delay,
 // device actions, idempotency records, memory.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { ClusterCore } from '../shared/election.ts';
+import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { Registry } from '../shared/metrics.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
 
 /** Registers the gauges; returns a stop function (the event-loop delay monitor). */
-export function boardMetrics(metrics: Registry, core: ClusterCore, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor): () => void {
+export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   metrics.gauge('ews_role', "This board's role (1 for the current one)", () => [[{ role: core.role }, 1]]);

@@ -14,7 +14,7 @@ import type { TlsMaterial } from './tls-material.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
-import { ClusterLink } from './cluster-link.ts';
+import { ClusterMirror } from './cluster-plane/mirror.ts';
 import { ClusterReactions } from './cluster-reactions.ts';
 import { clusterView, type ClusterView } from './cluster-view.ts';
 import { DeviceDirectory } from './devices/device-directory.ts';
@@ -31,7 +31,6 @@ import { SessionRoutes } from './http/sessions.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
 import { Schedules } from './schedules.ts';
-import { VipManager } from './vip.ts';
 import { systemTransport, type Transport } from './transport.ts';
 import { Worker } from './worker.ts';
 
@@ -46,6 +45,8 @@ export interface BoardOptions {
   openPort?: PortFactory;
   /** The network (the system's unless the demo or a test brings one with a cable to pull). */
   transport?: Transport;
+  /** A module (URL) the cluster plane's thread loads for its UDP transport (`planeTransport`); the system's if none. */
+  planeTransport?: string;
   /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */
   tls?: TlsMaterial;
 }
@@ -57,7 +58,7 @@ export class Board {
   /** Who may do what (its users are replaced on a SIGHUP reload). */
   readonly guard: AuthGuard;
   readonly log: Logger;
-  readonly link: ClusterLink;
+  readonly link: ClusterMirror;
   readonly intake: Intake;
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
@@ -68,7 +69,6 @@ export class Board {
   private readonly relay: MasterRelay;
   private readonly reactions: ClusterReactions;
   private readonly hub: EventsHub;
-  private readonly vip: VipManager | undefined;
   private readonly stopMetrics: () => void;
   private closing = false;
 
@@ -108,15 +108,15 @@ export class Board {
     this.schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
     this.hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
-    if (cfg.cluster.vip) this.vip = new VipManager(cfg.cluster.vip, log, metrics);
 
     const transport = opts.transport ?? systemTransport;
-    this.link = new ClusterLink(cfg, self, clock, nextBootEpoch(cfg.stateDir, self.id), metrics, log, (ev) => this.reactions.onEvents(ev), transport);
+    // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
+    this.link = new ClusterMirror(cfg, self, nextBootEpoch(cfg.stateDir, self.id), clock, log, metrics, opts.planeTransport);
     const frames = new FrameCodec(cfg.cluster.key, l.maxBodyBytes + l.maxHeaderBytes + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
-    const executor = new Executor(cfg, self, this.link.core, worker, metrics, this.link.bootEpoch);
+    const executor = new Executor(cfg, self, this.link, worker, metrics, this.link.bootEpoch);
     this.intake = new Intake({
-      cfg, self: self.index, clock, core: this.link.core, apply: (r) => this.link.apply(r),
+      cfg, self: self.index, clock, core: this.link,
       link: new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls),
       epochOf: (board) => this.link.epochOf(board),
       executeLocal: (run, done) => executor.local(run, done),
@@ -125,9 +125,10 @@ export class Board {
     this.relay = new MasterRelay(cfg, self, opts.tls);
     this.reactions = new ClusterReactions({
       cfg, self: self.index, log, link: this.link, intake: this.intake, relay: this.relay, devices: this.devices, directory: this.directory,
-      idem: this.idem, revoked, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, vip: this.vip, view: () => this.view(), closing: () => this.closing,
+      idem: this.idem, revoked, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, view: () => this.view(), closing: () => this.closing,
     });
     this.devices.on('snapshot', (snap) => this.reactions.onSnapshot(snap));
+    this.link.onEvents = (ev) => this.reactions.onEvents(ev);
     this.link.afterApply = () => this.intake.pump();
     this.link.onApp = (msg) => this.reactions.onApp(msg);
 
@@ -136,7 +137,7 @@ export class Board {
       this.reactions.sendRevoked([[sid, exp]]);
     });
     const router = new Router({
-      cfg, self, core: this.link.core, guard, sessions, intake: this.intake, relay: this.relay, hub: this.hub, metrics,
+      cfg, self, core: this.link, guard, sessions, intake: this.intake, relay: this.relay, hub: this.hub, metrics,
       view: () => this.view(), watched: () => this.reactions.watched(), closing: () => this.closing,
     });
     this.front = new FrontServer(l, {
@@ -144,7 +145,7 @@ export class Board {
       link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.maxInFlightPerBoard),
       accept: () => transport.accepting(),
     }, log, opts.tls);
-    this.stopMetrics = boardMetrics(metrics, this.link.core, () => this.view(), this.devices, this.idem);
+    this.stopMetrics = boardMetrics(metrics, this.link, () => this.view(), this.devices, this.idem);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {
@@ -152,7 +153,6 @@ export class Board {
     // With a floating address the board must accept connections to it too.
     const host = b.cfg.cluster.vip ? '0.0.0.0' : b.self.address;
     await b.front.listen(b.self.httpPort, host);
-    await b.vip?.releaseStale();
     // Load the large optional libraries before joining the cluster: compiling them stalls the
     // event loop (hundreds of ms on a small board), which after joining would look like a dead
     // master and hand mastership on.
@@ -168,7 +168,7 @@ export class Board {
 
   /** The state table as this board sees it (/api/cluster). */
   view(): ClusterView {
-    return clusterView(this.cfg, this.link.core);
+    return clusterView(this.cfg, this.link);
   }
 
   /** Drop every TCP connection, in and out (the network changed under the board). */
@@ -186,11 +186,11 @@ export class Board {
     this.schedules.close();
     await this.mqtt.close();
     this.hub.close();
-    this.link.close();
     this.intake.close();
     this.relay.close();
     this.stopMetrics();
-    await this.vip?.release();
+    // The plane lets the address go before it stops.
+    await this.link.close();
     await this.front.close();
   }
 }

@@ -1,6 +1,7 @@
 // The only place the cluster core meets sockets and timers: a UDP socket, one timer at the time
 // the core asks for, and the codec with its drop counters. Everything it decides comes from
-// ClusterCore; this file only carries packets and time.
+// ClusterCore; this file only carries packets and time. It runs in the cluster plane, a worker
+// thread of its own (node/cluster-plane/), so request load cannot delay a heartbeat.
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
 import { createCodec, DROP_REASONS, type AppMessage, type Codec, type Message } from '../shared/protocol.ts';
@@ -12,8 +13,12 @@ import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
 const EPOCH_MAX = 2 ** 48 - 1;
 
+type LinkConfig = Pick<Config, 'cluster' | 'boards' | 'limits'>;
+
 export class ClusterLink {
-  readonly core: ClusterCore;
+  core: ClusterCore;
+  /** Stepped down on purpose: no packets in or out, no timer, until resume(). */
+  private suspended = false;
   private readonly codec: Codec;
   private readonly guard: ReplayGuard;
   private socket: UdpPort | undefined;
@@ -39,7 +44,7 @@ export class ClusterLink {
   onApp: (msg: AppMessage) => void = () => {};
 
   constructor(
-    private readonly cfg: Config,
+    private readonly cfg: LinkConfig,
     private readonly self: BoardConfig,
     private readonly clock: Clock,
     bootEpoch: number,
@@ -49,10 +54,7 @@ export class ClusterLink {
     private readonly transport: Transport = systemTransport,
   ) {
     const c = cfg.cluster;
-    this.core = new ClusterCore(
-      { self: self.index, boards: cfg.boards.length, heartbeatMs: c.heartbeatMs, tmaxMs: c.tmaxMs, tthresholdMs: c.tthresholdMs, staggerMs: c.staggerMs, stateMinGapMs: c.stateMinGapMs },
-      clock.now(),
-    );
+    this.core = this.newCore();
     this.codec = createCodec({ key: c.key, cluster: c.name, boards: cfg.boards.length, packetBytesMax: cfg.limits.udpPacketBytesMax });
     this.guard = new ReplayGuard(cfg.boards.length);
     this.epoch = Math.min(bootEpoch, EPOCH_MAX);
@@ -81,6 +83,39 @@ export class ClusterLink {
     this.apply(this.core.start(this.clock.now()));
   }
 
+  private newCore(): ClusterCore {
+    const c = this.cfg.cluster;
+    return new ClusterCore(
+      { self: this.self.index, boards: this.cfg.boards.length, heartbeatMs: c.heartbeatMs, tmaxMs: c.tmaxMs, tthresholdMs: c.tthresholdMs, staggerMs: c.staggerMs, stateMinGapMs: c.stateMinGapMs },
+      this.clock.now(),
+    );
+  }
+
+  /** Step down on purpose: silent, deaf and timerless (the others elect a master without us). */
+  suspend(): void {
+    this.suspended = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  /** Back after suspend(): a fresh core that joins whatever master the others chose. */
+  resume(): void {
+    if (!this.suspended) return;
+    this.suspended = false;
+    this.core = this.newCore();
+    this.apply(this.core.start(this.clock.now(), true));
+  }
+
+  get isSuspended(): boolean {
+    return this.suspended;
+  }
+
+  /** The latest epoch heard from each board, this board's own included. */
+  epochs(): number[] {
+    return this.peerEpochs.map((e, i) => (i === this.self.index ? this.epoch : e));
+  }
+
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -97,7 +132,7 @@ export class ClusterLink {
   }
 
   private schedule(): void {
-    if (!this.socket) return;
+    if (!this.socket || this.suspended) return;
     const at = this.core.nextWakeMs();
     if (this.timer && at >= this.timerAt) return;
     if (this.timer) clearTimeout(this.timer);
@@ -110,6 +145,7 @@ export class ClusterLink {
   }
 
   private onPacket(buf: Buffer, size: number): void {
+    if (this.suspended) return;
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
     if (!d.ok) {
       this.dropped.inc({ reason: d.reason });
@@ -151,7 +187,7 @@ export class ClusterLink {
 
   private send(to: 'all' | number, msg: Message): void {
     const sock = this.socket;
-    if (!sock) return;
+    if (!sock || this.suspended) return;
     if (++this.counter > 0xffffffff) {
       this.counter = 1;
       this.epoch++;

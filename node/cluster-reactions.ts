@@ -1,5 +1,5 @@
-// What a board does when the cluster changes: role changes (VIP, schedules, MQTT, handing the
-// queue to a new master), boards going down, and the application data boards share (device
+// What a board does when the cluster changes: role changes (schedules, MQTT, handing the queue to
+// a new master; the VIP follows the role in the cluster plane itself), boards going down, and the application data boards share (device
 // readings, idempotency records, revoked sessions); plus this board's own device readings
 // going out, and the cluster view pushed to SSE clients and MQTT.
 import type { Config } from '../shared/config.ts';
@@ -8,7 +8,7 @@ import type { Logger } from '../shared/log.ts';
 import type { AppMessage } from '../shared/protocol.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
 import type { RevokedSessions } from './auth/revoked-sessions.ts';
-import type { ClusterLink } from './cluster-link.ts';
+import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import { parseSnapshot } from './devices/device-directory.ts';
@@ -19,7 +19,6 @@ import type { MasterRelay } from './http/master-relay.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
 import type { Schedules } from './schedules.ts';
-import type { VipManager } from './vip.ts';
 
 /** How often a board re-broadcasts its device readings (boards that join later learn them). */
 const DEVICE_REFRESH_MS = 5000;
@@ -32,7 +31,7 @@ export interface ReactionDeps {
   cfg: Config;
   self: number;
   log: Logger;
-  link: ClusterLink;
+  link: ClusterMirror;
   intake: Intake;
   relay: MasterRelay;
   devices: DeviceManager;
@@ -42,7 +41,6 @@ export interface ReactionDeps {
   hub: EventsHub;
   mqtt: MqttBridge;
   schedules: Schedules;
-  vip: VipManager | undefined;
   view(): ClusterView;
   closing(): boolean;
 }
@@ -79,13 +77,11 @@ export class ClusterReactions {
         d.mqtt.setMaster(e.role === 'master');
         if (e.role === 'master') {
           d.mqtt.republish();
-          void d.vip?.claim();
           if (!d.closing()) d.schedules.start();
         } else if (e.previous === 'master') {
-          void d.vip?.release();
           d.schedules.stop();
           // Step down: whatever is still queued here goes to the new master.
-          for (const p of d.intake.drain()) d.relay.relay(d.link.core.master, p.req, p.res, p.body);
+          for (const p of d.intake.drain()) d.relay.relay(d.link.master, p.req, p.res, p.body);
         }
       } else if (e.kind === 'runstate') {
         d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
@@ -99,7 +95,6 @@ export class ClusterReactions {
         }
       } else if (e.kind === 'stale-master') {
         d.log.warn({ peer: d.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
-        void d.vip?.announce();
         d.mqtt.republish();
       }
     }

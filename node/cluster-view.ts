@@ -1,6 +1,6 @@
 // The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
 import type { Config } from '../shared/config.ts';
-import type { ClusterCore } from '../shared/election.ts';
+import type { ClusterMirror } from './cluster-plane/mirror.ts';
 
 export interface ClusterView {
   cluster: string;
@@ -9,7 +9,7 @@ export interface ClusterView {
   boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
 }
 
-export function clusterView(cfg: Config, core: ClusterCore): ClusterView {
+export function clusterView(cfg: Config, core: ClusterMirror): ClusterView {
   const t = core.view();
   const m = core.master;
   return {

@@ -25,6 +25,8 @@ export function loadOrFail(file: string | undefined, usage: string): ReturnType<
 export interface StartOptions {
   /** The network (the system's unless the demo or a test brings a cable to pull). */
   transport?: Transport;
+  /** The cluster plane's UDP transport, as a module its thread loads (see BoardOptions). */
+  planeTransport?: string;
   /** How device ports are opened, given the config and this board's index (the demo's simulators). */
   openPort?: (cfg: Config, board: number) => PortFactory;
   /** Called once the board runs (the demo's control channel hooks in here). */
@@ -49,7 +51,7 @@ export async function startBoard(values: Record<string, string | boolean | undef
   let board: Board;
   try {
     const index = cfg.boards.findIndex((b) => b.id === boardId);
-    board = await Board.start({ cfg, boardId, transport: opts.transport, openPort: opts.openPort?.(cfg, index), tls });
+    board = await Board.start({ cfg, boardId, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }

@@ -17,6 +17,8 @@ export interface ClusterConfig {
   readonly staggerMs: number;
   /** Least gap between two change-triggered STATE broadcasts (coalescing). */
   readonly stateMinGapMs: number;
+  /** The request thread silent this long, a master steps down on purpose (the cluster plane keeps beating meanwhile). */
+  readonly requestThreadDeadMs: number;
   /**
    * Where the master's own share of the work goes. 'spill': the master runs a request itself only
    * when every other eligible board is full and it uses less than 60 % of its CPU (it

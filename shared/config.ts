@@ -29,7 +29,7 @@ export class ConfigError extends Error {
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
-  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'masterWork', 'vip', 'hosts']) ?? {};
+  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'requestThreadDeadMs', 'masterWork', 'vip', 'hosts']) ?? {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
   let key: Buffer = Buffer.alloc(0);
@@ -47,6 +47,8 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const tthresholdMs = r.int(c, 'tthresholdMs', p, 500, 20, 600_000);
   const staggerMs = r.int(c, 'staggerMs', p, heartbeatMs * 2, 0, 600_000);
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
+  const requestThreadDeadMs = r.int(c, 'requestThreadDeadMs', p, Math.max(2000, 4 * tmaxMs), 100, 600_000);
+  if (requestThreadDeadMs <= tmaxMs) r.bad('cluster.requestThreadDeadMs', `must be more than tmaxMs (${tmaxMs}): a stall shorter than a takeover must not end mastership`);
   const masterWork = c.masterWork === undefined ? 'forward' : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward' ? c.masterWork : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
@@ -66,7 +68,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (typeof h === 'string' && /^[A-Za-z0-9.-]{1,253}$/.test(h)) hosts.push(h.toLowerCase());
     else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
   });
-  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, masterWork, vip, hosts };
+  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, masterWork, vip, hosts };
 }
 
 

@@ -82,11 +82,12 @@ export class ClusterCore {
   /**
    * Boot. The first board starts as master (the paper's rule); if a cluster already runs with a
    * newer term, its master answers our STATE at once and we step down within a round trip.
-   * Every other board announces itself and listens.
+   * Every other board announces itself and listens. `rejoin`: a board coming back after it
+   * stepped down on purpose (its request thread stalled) joins like the others, whatever its rank.
    */
-  start(nowMs: number): Ready {
+  start(nowMs: number, rejoin = false): Ready {
     const r = none();
-    if (this.cfg.self === 0) this.becomeMaster(r, nowMs);
+    if (this.cfg.self === 0 && !rejoin) this.becomeMaster(r, nowMs);
     else this.sendJoin(r, nowMs);
     this.flushInto(r, nowMs);
     return r;
@@ -160,6 +161,12 @@ export class ClusterCore {
   /** This board started executing a request (forwarded or local): its load, for the next REPORT. */
   accepted(): void {
     this.localLoad++;
+    if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
+  }
+  /** This board's executing count as another thread keeps it (the cluster plane's request thread). */
+  setLocalLoad(load: number): void {
+    if (!Number.isInteger(load) || load < 0) throw new Error(`invariant: executing count ${load}`);
+    this.localLoad = load;
     if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
   }
   /** This board finished executing one. */

@@ -47,9 +47,15 @@ export class Gauge {
 export class Registry {
   private readonly items: Array<Counter | Gauge> = [];
   private readonly droppedSeries: Counter;
-  constructor() {
+  private readonly texts: Array<() => string> = [];
+  /** `part`: this registry's text is appended to another's (a worker thread's), which counts dropped series itself. */
+  constructor(opts: { part?: boolean } = {}) {
     this.droppedSeries = new Counter('ews_metrics_series_dropped_total', 'Label sets not recorded because a metric held SERIES_MAX series, by metric');
-    this.items.push(this.droppedSeries);
+    if (!opts.part) this.items.push(this.droppedSeries);
+  }
+  /** Exposition text rendered elsewhere (another thread's registry), appended as it is. */
+  include(text: () => string): void {
+    this.texts.push(text);
   }
   counter(name: string, help: string): Counter {
     const c = new Counter(name, help, (metric) => this.droppedSeries.inc({ metric }));
@@ -68,6 +74,6 @@ export class Registry {
     return g;
   }
   render(): string {
-    return this.items.map((i) => i.render()).join('');
+    return this.items.map((i) => i.render()).join('') + this.texts.map((t) => t()).join('');
   }
 }

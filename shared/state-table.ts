@@ -91,6 +91,26 @@ export class StateTable {
     return died;
   }
 
+  /** The master's own dispatch counts (what the request thread tells the cluster plane). */
+  ownCounts(): number[] {
+    return [...this.own];
+  }
+  setOwnCounts(own: readonly number[]): void {
+    for (let i = 0; i < this.n; i++) this.own[i] = Math.max(0, own[i] ?? 0);
+  }
+  /** The membership and reported load of another copy of the table (the cluster plane's); own counts stay. */
+  adopt(runstates: readonly RunState[], reported: readonly number[], heard: readonly number[]): void {
+    for (let i = 0; i < this.n; i++) {
+      this.runstates[i] = runstates[i] ?? 0;
+      this.reported[i] = reported[i] ?? 0;
+      this.heard[i] = heard[i] ?? 0;
+    }
+  }
+  /** What adopt() takes. */
+  membership(): { runstates: RunState[]; reported: number[]; heard: number[] } {
+    return { runstates: [...this.runstates], reported: [...this.reported], heard: [...this.heard] };
+  }
+
   /** Take over a table heard from the previous master; its linknums become reported load. */
   inherit(body: StateBody | undefined, self: number, oldMaster: number, nowMs: number): void {
     for (let i = 0; i < this.n; i++) {

@@ -3,7 +3,7 @@
 // rides on every answer and on the heartbeat REPORT.
 import type { IncomingMessage } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
-import type { ClusterCore } from '../../shared/election.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { sendError } from '../../shared/http-io.ts';
 import { Cancel } from '../../shared/cancel.ts';
@@ -20,7 +20,7 @@ export class Executor {
   private readonly rejected: Counter;
 
   /** `bootEpoch`: this board's epoch at boot; frames for an earlier boot are refused. */
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterCore, private readonly worker: Worker, metrics: Registry, private readonly bootEpoch: number) {
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterMirror, private readonly worker: Worker, metrics: Registry, private readonly bootEpoch: number) {
     this.replay = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board or an earlier boot of this one, from a stale master, replayed, by reason');
   }

@@ -8,7 +8,7 @@ import { isEndToEnd, sendError } from '../../shared/http-io.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { ClusterCore, Ready } from '../../shared/election.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
 import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempotency-store.ts';
 import { createClassifier, type Classifier } from '../../master/classify.ts';
@@ -35,9 +35,8 @@ export interface IntakeDeps {
   cfg: Config;
   self: number;
   clock: Clock;
-  core: ClusterCore;
-  /** Send a cluster-core decision batch out (the cluster link). */
-  apply(r: Ready): void;
+  /** The cluster state, as the cluster plane reports it. */
+  core: ClusterMirror;
   link: DispatchClient;
   /** A board's boot epoch as this board last heard it (bound into every dispatch frame). */
   epochOf(board: number): number;
@@ -209,7 +208,7 @@ export class Intake {
         return this.run(this.core.failed(job, r.delivered, now));
       }
       const a = r.answer;
-      this.d.apply(core.observeLoad(board, a.load, now));
+      core.observeLoad(board, a.load, now);
       // The board refused the frame without running it (a restart, a newer master): the client
       // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
       if (refusedByBoard(a.headers)) return this.run(this.core.failed(job, false, now));

@@ -3,7 +3,7 @@
 // proper: queued by the master, or passed to the master once by any other board.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
-import type { ClusterCore } from '../../shared/election.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { readBody, sendJson } from '../../shared/http-io.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
@@ -18,7 +18,7 @@ import type { SessionRoutes } from './sessions.ts';
 export interface RouterDeps {
   cfg: Config;
   self: BoardConfig;
-  core: ClusterCore;
+  core: ClusterMirror;
   guard: AuthGuard;
   sessions: SessionRoutes;
   intake: Intake;

@@ -1,0 +1,52 @@
+// What the request thread and the cluster plane (a worker thread) say to each other. Times cross
+// as wall-clock-based milliseconds (performance.timeOrigin + now): each thread has its own origin.
+import type { Config } from '../../shared/config.ts';
+import type { CoreEvent, Role } from '../../shared/election.ts';
+import type { AppMessage, RunState, StateBody } from '../../shared/protocol.ts';
+
+/** The part of the config the plane needs (no regexes, nothing else to clone). */
+export type PlaneConfig = Pick<Config, 'cluster' | 'boards' | 'limits' | 'stateDir'>;
+
+export interface PlaneData {
+  cfg: PlaneConfig;
+  boardId: string;
+  bootEpoch: number;
+  /** A module (URL) exporting `planeTransport`: the demo's and the tests' cable; else the system's network. */
+  transportModule: string | undefined;
+  /** The request thread silent this long: a master steps down on purpose. */
+  requestThreadDeadMs: number;
+}
+
+/** Request thread → plane. */
+export type ToPlane =
+  | { t: 'load'; load: number }
+  | { t: 'own'; own: number[] }
+  | { t: 'observe'; loads: Array<[board: number, load: number]> }
+  | { t: 'app'; type: AppMessage['type']; body: Record<string, unknown> }
+  | { t: 'alive' }
+  | { t: 'close' };
+
+export interface PlaneState {
+  role: Role;
+  term: number;
+  master: number;
+  view: StateBody | undefined;
+  runstates: RunState[];
+  reported: number[];
+  /** Absolute ms (see the file comment). */
+  heard: number[];
+  epochs: number[];
+  /** Stepped down because the request thread stalled; it rejoins when the thread answers again. */
+  resigned: boolean;
+}
+
+/** Plane → request thread. */
+export type FromPlane =
+  | { t: 'started'; state: PlaneState }
+  | { t: 'state'; state: PlaneState; events: CoreEvent[] }
+  | { t: 'app'; msg: AppMessage }
+  | { t: 'metrics'; text: string }
+  | { t: 'closed' };
+
+/** Milliseconds on a clock both threads share. */
+export const absNow = (): number => performance.timeOrigin + performance.now();

@@ -1,0 +1,199 @@
+// The request thread's side of the cluster plane: it starts the plane's thread, keeps a copy of
+// the state it reports (role, term, master, the table's membership and loads, the boards' boot
+// epochs) and sends what only this thread knows. The dispatch core reads and counts its
+// dispatches in this copy's table; the plane's own table gets the counts for its STATE packets.
+import { Worker } from 'node:worker_threads';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import type { CoreEvent, Role } from '../../shared/election.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import type { AppMessage, StateBody } from '../../shared/protocol.ts';
+import { StateTable } from '../../shared/state-table.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+
+/** In the bundle the plane runs from dist/ews-plane.js beside ews.js. */
+const BUNDLED = !import.meta.url.endsWith('.ts');
+
+/** The plane's thread: the bundled file, or in a checkout its TypeScript through tsx's loader (registered in that thread). */
+function planeThread(data: PlaneData): Worker {
+  const limits = { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 2 };
+  if (BUNDLED) return new Worker(new URL('./ews-plane.js', import.meta.url), { workerData: data, execArgv: [], resourceLimits: limits });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./worker-entry.ts', import.meta.url).href;
+  const boot = `(async () => { const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)}); })()`;
+  return new Worker(boot, { eval: true, workerData: data, execArgv: [], resourceLimits: limits });
+}
+
+export class ClusterMirror {
+  readonly table: StateTable;
+  role: Role = 'joining';
+  term = 0;
+  master = -1;
+  /** This board's executing count (forwarded and local). */
+  load = 0;
+  /** The plane stepped this board down because this thread stalled. */
+  resigned = false;
+  private viewBody: StateBody | undefined;
+  private epochs: number[];
+  private worker: Worker | undefined;
+  private metricsText = '';
+  private flushQueued = false;
+  private loadSent = -1;
+  private ownSent = '';
+  private observed = new Map<number, number>();
+  private alive: NodeJS.Timeout | undefined;
+  private closed: Promise<void> | undefined;
+  /** Role, runstate, join and stale-master events, after the copy is updated. */
+  onEvents: (events: CoreEvent[]) => void = () => {};
+  /** DEVICE, IDEM and REVOKE packets from other boards. */
+  onApp: (msg: AppMessage) => void = () => {};
+  /** After every update from the plane (the master's intake pumps its queue here). */
+  afterApply: () => void = () => {};
+
+  constructor(private readonly cfg: Config, private readonly self: BoardConfig, readonly bootEpoch: number, private readonly clock: Clock, private readonly log: Logger, metrics: Registry, private readonly transportModule?: string) {
+    this.table = new StateTable(cfg.boards.length);
+    this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
+    metrics.include(() => this.metricsText);
+  }
+
+  /** Start the plane; resolves once it has joined the network (its first state is in). */
+  start(): Promise<void> {
+    const c = this.cfg;
+    const data: PlaneData = {
+      cfg: { cluster: c.cluster, boards: c.boards, limits: c.limits, stateDir: c.stateDir },
+      boardId: this.self.id,
+      bootEpoch: this.bootEpoch,
+      transportModule: this.transportModule,
+      requestThreadDeadMs: c.cluster.requestThreadDeadMs,
+    };
+    const worker = planeThread(data);
+    this.worker = worker;
+    const started = new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (m: FromPlane) => {
+        if (m.t === 'started') {
+          worker.off('error', reject);
+          worker.on('error', (err) => this.log.fatal({ err }, 'cluster plane failed'));
+          this.adopt(m.state);
+          resolve();
+        } else this.onMessage(m);
+      });
+    });
+    worker.on('exit', (code) => {
+      if (!this.closed) {
+        this.log.fatal({ code }, 'cluster plane exited; the board stops');
+        process.exit(1);
+      }
+    });
+    // Proof of life for the plane's watchdog, twice per heartbeat.
+    this.alive = setInterval(() => {
+      this.post({ t: 'alive' });
+      this.flush();
+    }, Math.max(5, Math.floor(c.cluster.heartbeatMs / 2)));
+    this.alive.unref();
+    return started;
+  }
+
+  view(): StateBody | undefined {
+    return this.viewBody;
+  }
+
+  /** Board i's boot epoch as last heard (0 until it has sent a packet). */
+  epochOf(board: number): number {
+    return this.epochs[board] ?? 0;
+  }
+
+  accepted(): void {
+    this.load++;
+    if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+    this.queueFlush();
+  }
+
+  finished(): void {
+    if (this.load <= 0) throw new Error('invariant: finished more work than accepted');
+    this.load--;
+    if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+    this.queueFlush();
+  }
+
+  /** Master: board i's executing count, carried on its dispatch answer. */
+  observeLoad(board: number, load: number, nowMs: number): void {
+    if (this.role !== 'master' || board === this.self.index) return;
+    this.table.report(board, load, nowMs);
+    this.observed.set(board, load);
+    this.queueFlush();
+  }
+
+  /** Broadcast application data to every board. False if it does not fit in a packet. */
+  broadcastApp(type: AppMessage['type'], body: Record<string, unknown>): boolean {
+    if (Buffer.byteLength(JSON.stringify(body)) + 64 > this.cfg.limits.udpPacketBytesMax) return false;
+    this.post({ t: 'app', type, body });
+    return true;
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return this.closed;
+    if (this.alive) clearInterval(this.alive);
+    const w = this.worker;
+    this.closed = !w
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const done = () => void w.terminate().then(() => resolve());
+          w.on('message', (m: FromPlane) => m.t === 'closed' && done());
+          setTimeout(done, 3000).unref();
+          this.post({ t: 'close' });
+        });
+    return this.closed;
+  }
+
+  private onMessage(m: FromPlane): void {
+    if (m.t === 'state') {
+      this.adopt(m.state);
+      if (m.events.length > 0) this.onEvents(m.events);
+      this.afterApply();
+    } else if (m.t === 'app') this.onApp(m.msg);
+    else if (m.t === 'metrics') this.metricsText = m.text;
+  }
+
+  private adopt(s: PlaneState): void {
+    const toLocal = this.clock.now() - absNow();
+    this.role = s.role;
+    this.term = s.term;
+    this.master = s.master;
+    this.resigned = s.resigned;
+    this.viewBody = s.view;
+    this.epochs = s.epochs;
+    this.table.adopt(s.runstates, s.reported, s.heard.map((h) => h + toLocal));
+    if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+  }
+
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** What changed since the last flush, in at most three messages per event-loop turn. */
+  private flush(): void {
+    this.flushQueued = false;
+    if (this.load !== this.loadSent) {
+      this.loadSent = this.load;
+      this.post({ t: 'load', load: this.load });
+    }
+    if (this.observed.size > 0) {
+      this.post({ t: 'observe', loads: [...this.observed] });
+      this.observed.clear();
+    }
+    const own = this.table.ownCounts();
+    const key = own.join(',');
+    if (key !== this.ownSent) {
+      this.ownSent = key;
+      this.post({ t: 'own', own });
+    }
+  }
+
+  private post(m: ToPlane): void {
+    this.worker?.postMessage(m);
+  }
+}

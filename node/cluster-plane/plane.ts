@@ -1,0 +1,106 @@
+// The cluster plane: the UDP socket, the heartbeat and STATE timers, the election and the VIP,
+// on a worker thread of their own. A request thread busy with load, or stuck in a long
+// synchronous task, delays none of it. The request thread keeps a copy of the state (mirror.ts)
+// and sends what only it knows: its executing count, the master's dispatch counts, loads heard on
+// dispatch answers, the application packets to broadcast, and that it is alive. If it stays
+// silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
+// it), and the board rejoins as a node once the thread answers again.
+import type { MessagePort } from 'node:worker_threads';
+import type { CoreEvent } from '../../shared/election.ts';
+import { createLogger } from '../../shared/log.ts';
+import { Registry } from '../../shared/metrics.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { ClusterLink } from '../cluster-link.ts';
+import { systemTransport, type Transport } from '../transport.ts';
+import { VipManager } from '../vip.ts';
+import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+
+/** How often the plane's counters go to the request thread (for /metrics). */
+const METRICS_EVERY_MS = 1000;
+
+export async function runPlane(data: PlaneData, port: MessagePort): Promise<void> {
+  const { cfg } = data;
+  const self = cfg.boards.find((b) => b.id === data.boardId)!;
+  // The key crossed the thread boundary as a Uint8Array.
+  const cluster = { ...cfg.cluster, key: Buffer.from(cfg.cluster.key) };
+  const log = createLogger({ board: self.id, thread: 'cluster' });
+  const metrics = new Registry({ part: true });
+  const transport: Transport = data.transportModule ? ((await import(data.transportModule)) as { planeTransport: Transport }).planeTransport : systemTransport;
+  const vip = cluster.vip ? new VipManager(cluster.vip, log, metrics) : undefined;
+  const post = (m: FromPlane) => port.postMessage(m);
+  let pending: CoreEvent[] = [];
+  const link = new ClusterLink({ cluster, boards: cfg.boards, limits: cfg.limits }, self, systemClock, data.bootEpoch, metrics, log, (ev) => pending.push(...ev), transport);
+  const resignations = metrics.counter('ews_request_thread_stalls_total', 'Times this board stepped down because its request thread stopped answering');
+  resignations.inc({}, 0);
+
+  const state = (): PlaneState => {
+    const core = link.core;
+    const m = core.table.membership();
+    const toAbs = absNow() - systemClock.now();
+    return { role: core.role, term: core.term, master: core.master, view: core.view(), runstates: m.runstates, reported: m.reported, heard: m.heard.map((h) => h + toAbs), epochs: link.epochs(), resigned: link.isSuspended };
+  };
+  link.afterApply = () => {
+    const events = pending;
+    pending = [];
+    // The address follows the role, decided here: a board that sees a newer term lets it go at once.
+    for (const e of events) {
+      if (e.kind === 'role' && e.role === 'master') void vip?.claim();
+      else if (e.kind === 'role' && e.previous === 'master') void vip?.release();
+      else if (e.kind === 'stale-master') void vip?.announce();
+    }
+    post({ t: 'state', state: state(), events });
+  };
+  link.onApp = (msg) => post({ t: 'app', msg });
+
+  let lastAlive = absNow();
+  const watchdog = setInterval(() => {
+    const silent = absNow() - lastAlive;
+    if (!link.isSuspended && silent > data.requestThreadDeadMs && link.core.role === 'master') {
+      log.error({ silentMs: Math.round(silent) }, 'request thread stalled: stepping down');
+      resignations.inc();
+      link.suspend();
+      void vip?.release();
+      post({ t: 'state', state: state(), events: [] });
+    } else if (link.isSuspended && silent < cfg.cluster.heartbeatMs * 2) {
+      log.warn('request thread answers again: rejoining as a node');
+      link.resume();
+    }
+  }, cfg.cluster.heartbeatMs);
+  const metricsTimer = setInterval(() => post({ t: 'metrics', text: metrics.render() }), METRICS_EVERY_MS);
+
+  port.on('message', (m: ToPlane) => {
+    const now = systemClock.now();
+    switch (m.t) {
+      case 'alive':
+        lastAlive = absNow();
+        break;
+      case 'load':
+        lastAlive = absNow();
+        // This board's executing count, for its next REPORT (and the master's own table row).
+        link.core.setLocalLoad(m.load);
+        break;
+      case 'own':
+        link.core.table.setOwnCounts(m.own);
+        break;
+      case 'observe':
+        for (const [board, load] of m.loads) link.apply(link.core.observeLoad(board, load, now));
+        break;
+      case 'app':
+        link.broadcastApp(m.type, m.body);
+        break;
+      case 'close':
+        clearInterval(watchdog);
+        clearInterval(metricsTimer);
+        link.close();
+        void (vip?.release() ?? Promise.resolve()).then(() => {
+          post({ t: 'closed' });
+          port.close();
+        });
+        break;
+    }
+  });
+
+  await vip?.releaseStale();
+  await link.start();
+  post({ t: 'started', state: state() });
+}

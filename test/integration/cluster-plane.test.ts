@@ -1,0 +1,51 @@
+// The cluster protocol runs on a thread of its own: a master whose request thread is stuck in a
+// long synchronous task keeps beating (no takeover), and one stuck past requestThreadDeadMs steps
+// down on purpose, then rejoins as a node.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { converged, getJson, makeCluster, metric, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
+
+describe('the cluster plane', () => {
+  let c: TestCluster;
+  const view = (i: number) => getJson<ClusterJson>(`${c.boards[i]!.url}/api/cluster`);
+  /** Stall a board's request thread for `ms`; resolves once it answers HTTP again. */
+  const block = async (id: string, ms: number) => {
+    const b = c.boards.find((x) => x.id === id)!;
+    c.procs.get(id)!.send({ block: ms });
+    await waitFor(`${id} answering after the stall`, async () => (await fetch(`${b.url}/healthz`, { signal: AbortSignal.timeout(ms + 2000) })).ok, ms + 10_000, 50);
+  };
+  before(async () => {
+    // Timings of the harness (heartbeat 50, Tmax 300); the request thread may be silent 1500 ms.
+    c = await makeCluster(3, (cfg) => {
+      (cfg.cluster as Record<string, unknown>).requestThreadDeadMs = 1500;
+    });
+    await converged(c);
+  });
+  after(() => c.stop());
+
+  test('the master\'s request thread stalled 1 s (over 3 × Tmax): it stays master, nobody takes over', async () => {
+    const before = await view(1);
+    assert.equal(before.master, 'b1');
+    await block('b1', 1000);
+    const after = await view(2);
+    assert.deepEqual([after.master, after.term], ['b1', before.term], 'same master, same term');
+    assert.equal(await metric(c.boards[0]!.url, 'ews_request_thread_stalls_total'), 0);
+  });
+
+  test('a node\'s request thread stalled 1 s: it stays running in the table', async () => {
+    const before = await view(0);
+    await block('b3', 1000);
+    const after = await view(0);
+    assert.equal(after.term, before.term);
+    assert.equal(after.boards.find((b) => b.id === 'b3')?.runstate, 1);
+  });
+
+  test('stalled past requestThreadDeadMs: the master steps down on purpose, another takes over, and it rejoins as a node', async () => {
+    const before = await view(1);
+    await block('b1', 3000);
+    const v = await converged(c, ['b1', 'b2', 'b3'], ['b1', 'b2', 'b3'], (x) => x.term > before.term);
+    assert.notEqual(v.master, 'b1', 'a board that could not serve handed mastership on');
+    assert.equal(v.boards.find((b) => b.id === 'b1')?.role, 'node');
+    assert.equal(await metric(c.boards[0]!.url, 'ews_request_thread_stalls_total'), 1);
+  });
+});
