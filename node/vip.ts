@@ -13,9 +13,9 @@ export type RunCommand = (file: string, args: string[]) => Promise<CommandResult
 /** A command left running in the background (the repeated announcements); `stop` ends it. */
 export type StartCommand = (file: string, args: string[]) => { stop(): void };
 
-/** Gratuitous ARPs after a claim: this many, this far apart (the first goes at once). */
+/** Gratuitous ARPs after a claim: this many, this far apart (the first goes at once). arping's own -i takes whole seconds. */
 export const GARP_COUNT = 5;
-export const GARP_INTERVAL_S = 0.2;
+export const GARP_INTERVAL_MS = 200;
 
 export const runCommand: RunCommand = (file, args) =>
   new Promise((resolve) => {
@@ -39,7 +39,7 @@ export class VipManager {
   private retry: NodeJS.Timeout | undefined;
   private readonly errors: Counter;
   private duplicates = 0;
-  private announcing: { stop(): void } | undefined;
+  private announcing: NodeJS.Timeout[] = [];
 
   constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000, private readonly duplicateChecksMax = 3, private readonly start: StartCommand = startCommand) {
     this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
@@ -68,9 +68,13 @@ export class VipManager {
   release(): Promise<void> {
     this.want = false;
     if (this.retry) clearTimeout(this.retry);
-    this.announcing?.stop();
-    this.announcing = undefined;
+    this.stopAnnouncing();
     return this.enqueue(() => this.doRelease());
+  }
+
+  private stopAnnouncing(): void {
+    for (const t of this.announcing) clearTimeout(t);
+    this.announcing = [];
   }
 
   private enqueue(op: () => Promise<void>): Promise<void> {
@@ -107,8 +111,10 @@ export class VipManager {
       this.held = true;
       this.log.info({ address, dev }, 'holding cluster address');
       // Announce now and over the next second, without holding up the next operation.
-      this.announcing?.stop();
-      this.announcing = this.start('arping', ['-U', '-c', String(GARP_COUNT), '-i', String(GARP_INTERVAL_S), '-I', dev, address]);
+      this.stopAnnouncing();
+      const garp = () => void this.start('arping', ['-U', '-c', '1', '-I', dev, address]);
+      garp();
+      for (let i = 1; i < GARP_COUNT; i++) this.announcing.push(setTimeout(garp, i * GARP_INTERVAL_MS));
       return;
     }
     await this.arp();

@@ -1,7 +1,7 @@
 // Runs inside `unshare -rn` (a private network namespace: nothing here can reach another host).
 // Exercises VipManager with the real `ip` and `arping` on a veth pair.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { startCommand, VipManager } from '../../node/vip.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { silentLogger } from '../../shared/log.ts';
@@ -23,20 +23,27 @@ await m.announce();
 await m.release();
 assert.ok(!has('v0') && !m.held, 'released');
 
-// Without the duplicate check: claimed at once, announced in the background (5 gratuitous ARPs
-// over 0.8 s), and the announcements stop the moment the address is let go.
+// Without the duplicate check: claimed at once and announced at once, then again every 200 ms
+// (5 gratuitous ARPs in all); the announcements stop the moment the address is let go.
 const started: string[][] = [];
-let stopped = 0;
-const m3 = new VipManager({ ...vip, duplicateCheck: false }, silentLogger, new Registry(), undefined, 50, 3, (f, a) => {
+const recorder = (f: string, a: string[]) => {
   started.push(a);
-  const c = startCommand(f, a);
-  return { stop: () => (stopped++, c.stop()) };
-});
+  return startCommand(f, a);
+};
+const m3 = new VipManager({ ...vip, duplicateCheck: false }, silentLogger, new Registry(), undefined, 50, 3, recorder);
 await m3.claim();
 assert.ok(has('v0') && m3.held);
-assert.deepEqual(started, [['-U', '-c', '5', '-i', '0.2', '-I', 'v0', '10.231.0.100']]);
+assert.deepEqual(started, [['-U', '-c', '1', '-I', 'v0', '10.231.0.100']], 'the first announcement at once');
+await new Promise((r) => setTimeout(r, 1000));
+assert.equal(started.length, 5, 'five over 0.8 s');
+const arping = spawnSync('arping', ['-U', '-c', '1', '-I', 'v0', '10.231.0.100'], { encoding: 'utf8' });
+assert.equal(arping.status, 0, `the announcement command works here: ${arping.stderr}`);
+started.length = 0;
 await m3.release();
-assert.equal(stopped, 1, 'the announcements stop at release');
+await m3.claim();
+await m3.release();
+await new Promise((r) => setTimeout(r, 1000));
+assert.equal(started.length, 1, 'released at once: no announcements after');
 assert.ok(!has('v0'));
 
 // Another holder answers ARP for the address: the claimer waits, then takes over after its checks.
