@@ -38,6 +38,8 @@ export interface Lan {
   logs: Map<string, string>;
   /** When each board's process was started, and its pid (for boot time and RSS). */
   startedAt: Map<string, number>;
+  /** A board's network namespace (to run other software on the same LAN: the keepalived comparison). */
+  ns(id: string): string;
   pid(id: string): number | undefined;
   close(): Promise<void>;
 }
@@ -106,7 +108,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   const logs = new Map<string, string>();
   const startedAt = new Map<string, number>();
   const lan: Lan = {
-    ids, addr, file, key, logs, startedAt,
+    ids, addr, file, key, logs, startedAt, ns,
     pid: (id) => procs.get(id)?.pid,
     start(id) {
       const node = opts.runners?.[id] ?? [process.execPath];

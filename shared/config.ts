@@ -42,9 +42,11 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const udpPort = r.int(c, 'udpPort', p, 5050, 1, 65535);
   const broadcast = r.str(c, 'broadcast', p, 'peers');
   if (broadcast !== 'peers' && !isIPv4(broadcast)) r.bad('cluster.broadcast', 'must be an IPv4 broadcast address or "peers"');
-  const heartbeatMs = r.int(c, 'heartbeatMs', p, 100, 10, 60_000);
-  const tmaxMs = r.int(c, 'tmaxMs', p, 500, 20, 600_000);
-  const tthresholdMs = r.int(c, 'tthresholdMs', p, 500, 20, 600_000);
+  // Defaults from bench/results/failover.md: a takeover needs Tmax / heartbeat = 6 STATEs lost in a
+  // row (at 5 % loss, 0.05^6 ≈ 1.6e-8 per heartbeat); failover ≈ Tmax − U(0, heartbeat) + the claim.
+  const heartbeatMs = r.int(c, 'heartbeatMs', p, 20, 10, 60_000);
+  const tmaxMs = r.int(c, 'tmaxMs', p, 6 * heartbeatMs, 20, 600_000);
+  const tthresholdMs = r.int(c, 'tthresholdMs', p, Math.max(500, 6 * heartbeatMs), 20, 600_000);
   const staggerMs = r.int(c, 'staggerMs', p, heartbeatMs * 2, 0, 600_000);
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
   const requestThreadDeadMs = r.int(c, 'requestThreadDeadMs', p, Math.max(2000, 4 * tmaxMs), 100, 600_000);

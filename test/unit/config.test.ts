@@ -24,8 +24,8 @@ const problems = (raw: unknown): string[] => {
 
 test('a minimal config gets the documented defaults and is frozen', () => {
   const c = parseConfig(valid());
-  assert.equal(c.cluster.heartbeatMs, 100);
-  assert.equal(c.cluster.tmaxMs, 500);
+  assert.equal(c.cluster.heartbeatMs, 20);
+  assert.equal(c.cluster.tmaxMs, 120);
   assert.equal(c.cluster.broadcast, 'peers');
   assert.equal(c.boards[1]!.httpPort, 80);
   assert.equal(c.boards[1]!.index, 1);
@@ -39,6 +39,7 @@ test('every problem is reported as path: problem, all at once', () => {
   const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
   raw.cluster.key = 'abcd';
   raw.cluster.heartbeatMs = 300;
+  raw.cluster.tmaxMs = 500;
   raw.boards.push({ id: 'ews1', address: 'nope', colour: 'red' });
   raw.limits = { maxQueue: 0 };
   raw.bogus = 1;
