@@ -37,7 +37,9 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
     const core = link.core;
     const m = core.table.membership();
     const toAbs = absNow() - systemClock.now();
-    return { role: core.role, term: core.term, master: core.master, view: core.view(), runstates: m.runstates, reported: m.reported, heard: m.heard.map((h) => h + toAbs), epochs: link.epochs(), resigned: link.isSuspended };
+    // Stepped down: this board is no master while it stays silent, whatever its core last was.
+    const away = link.isSuspended;
+    return { role: away ? 'joining' : core.role, term: core.term, master: away ? -1 : core.master, view: core.view(), runstates: m.runstates, reported: m.reported, heard: m.heard.map((h) => h + toAbs), epochs: link.epochs(), resigned: link.isSuspended };
   };
   link.afterApply = () => {
     const events = pending;
