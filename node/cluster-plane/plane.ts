@@ -62,7 +62,8 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       resignations.inc();
       link.suspend();
       void vip?.release();
-      post({ t: 'state', state: state(), events: [] });
+      // The request thread hears it stepped down (schedules and the MQTT bridge stop) once it runs again.
+      post({ t: 'state', state: state(), events: [{ kind: 'role', role: 'joining', term: link.core.term, master: -1, previous: 'master' }] });
     } else if (link.isSuspended && silent < cfg.cluster.heartbeatMs * 2) {
       log.warn('request thread answers again: rejoining as a node');
       link.resume();
