@@ -7,6 +7,8 @@ import type { CoreEvent } from '../shared/election.ts';
 import type { Logger } from '../shared/log.ts';
 import type { AppMessage } from '../shared/protocol.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
+import { EwsError } from '../shared/errors.ts';
+import { sendError } from '../shared/http-io.ts';
 import type { RevokedSessions } from './auth/revoked-sessions.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
@@ -80,8 +82,11 @@ export class ClusterReactions {
           if (!d.closing()) d.schedules.start();
         } else if (e.previous === 'master') {
           d.schedules.stop();
-          // Step down: whatever is still queued here goes to the new master.
-          for (const p of d.intake.drain()) d.relay.relay(d.link.master, p.req, p.res, p.body);
+          // Step down: whatever is still queued here goes to the new master (none yet: 503, retry).
+          for (const p of d.intake.drain()) {
+            if (d.link.master >= 0 && d.link.master !== d.self) d.relay.relay(d.link.master, p.req, p.res, p.body);
+            else sendError(p.res, new EwsError('NO_MASTER'));
+          }
         }
       } else if (e.kind === 'runstate') {
         d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
