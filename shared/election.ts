@@ -208,10 +208,12 @@ export class ClusterCore {
   private onState(r: Ready, sender: number, term: number, body: StateBody, nowMs: number): void {
     const current = term === this._term && sender === this._master;
     const better = !current && (term > this._term || (term === this._term && (this._master < 0 || sender < this._master)));
-    if (better && this._role === 'master' && term > this._term && support(body) < this.table.support()) {
+    if (better && this._role === 'master' && term > this._term && support(body) < this.freshSupport(nowMs)) {
       // A higher term from a master that holds less of the cluster (a board back from a pulled
       // cable that elected itself): outbid it rather than hand the cluster to it. Terms stay
-      // monotonic and unique, and "higher term wins" stays the only rule for following.
+      // monotonic and unique, and "higher term wins" stays the only rule for following. Our own
+      // support counts only boards heard within Tmax: a master back from its own pulled cable
+      // still lists the others as running (Tthreshold may be longer), yet holds nobody.
       this._term = nextTerm(term, this.cfg.self, this.cfg.boards);
       this.table.heardFrom(sender, nowMs);
       r.events.push({ kind: 'stale-master', board: sender, term });
@@ -243,6 +245,13 @@ export class ClusterCore {
       this.dirty = true;
       this.lastStateSentMs = -Infinity;
     }
+  }
+
+  /** This board and the running boards heard within Tmax. */
+  private freshSupport(nowMs: number): number {
+    let n = 0;
+    for (let i = 0; i < this.table.n; i++) if (i === this.cfg.self || (this.table.runstate(i) === 1 && nowMs - this.table.lastHeard(i) <= this.cfg.tmaxMs)) n++;
+    return n;
   }
 
   private onLoad(r: Ready, sender: number, body: LoadBody, nowMs: number): void {

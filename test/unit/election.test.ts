@@ -134,3 +134,18 @@ test('a master with more support outbids a returning isolated master; with less 
   assert.equal(m.master, 2);
   assert.ok(r2.events.some((e) => e.kind === 'role' && e.previous === 'master'));
 });
+
+test('a master back from its own pulled cable steps down to the new master, even before Tthreshold expired its table', () => {
+  // Tthreshold longer than the pull: the isolated master still lists everyone as running.
+  const m = new ClusterCore({ ...cfg(0), tmaxMs: 120, tthresholdMs: 5000 }, 0);
+  m.start(0);
+  m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
+  m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 0);
+  assert.equal(m.table.support(), 3);
+  // Pulled at 10 ms; board 1 took over with board 2 behind it; the cable comes back at 430 ms.
+  const successor = { type: 'STATE' as const, sender: 1, term: 4, body: { master: 1, linknum: [0, 0, 0], runstate: [-1, 1, 1] as (1 | 0 | -1)[] } };
+  const r = m.receive(successor, 430);
+  assert.equal(m.role, 'node', 'it holds nobody it has heard within Tmax: it follows');
+  assert.equal(m.master, 1);
+  assert.ok(!r.events.some((e) => e.kind === 'stale-master'));
+});
