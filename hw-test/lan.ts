@@ -121,7 +121,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     },
     async kill(id) {
       const p = procs.get(id);
-      if (!p || p.exitCode !== null) return;
+      if (!p || p.exitCode !== null || p.signalCode !== null) return;
       const gone = new Promise((r) => p.once('exit', r));
       p.kill('SIGKILL');
       await gone;
@@ -132,7 +132,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     vipHolders: () => ids.filter((id) => ip('-n', ns(id), '-4', 'addr', 'show', 'dev', 'eth0').includes(`${VIP}/24`)),
     async close() {
       await Promise.all([...procs.values()].map((p) => new Promise<void>((r) => {
-        if (p.exitCode !== null) return r();
+        if (p.exitCode !== null || p.signalCode !== null) return r();
         p.once('exit', () => r());
         p.kill('SIGTERM');
         setTimeout(() => p.kill('SIGKILL'), 3000).unref();
