@@ -6,7 +6,7 @@
 // exactly one master and one VIP holder, the master. Then ews's false takeovers (the term
 // changes) during a saturated machine and during 5 % random UDP loss on every board.
 // Results: bench/results/failover.{json,md,svg}.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,11 +195,8 @@ try {
 }
 
 const kaVersion = (() => {
-  try {
-    return execFileSync('keepalived', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!.trim() || 'keepalived';
-  } catch (e) {
-    return String((e as { stderr?: Buffer }).stderr ?? '').split('\n')[0]!.trim();
-  }
+  const r = spawnSync('keepalived', ['--version'], { encoding: 'utf8' });
+  return `${r.stdout}${r.stderr}`.split('\n')[0]!.trim() || 'keepalived';
 })();
 const systems = [
   { name: `ews (defaults: heartbeat ${heartbeatMs} ms, Tmax ${tmaxMs} ms)`, pulls: ews, color: '#c0392b' },
@@ -242,6 +239,15 @@ False takeovers (ews defaults; the term or the master changes on any board):
 - ${SATURATION_S} s with the machine saturated (2 busy loops on 2 cores, 64 clients through the VIP): ${sat ? `${sat.before} → ${sat.after}: **${sat.before === sat.after ? 'none' : 'TAKEOVER'}** (${sat.requests} requests, ${sat.errors} not 200)` : 'not run'}
 - ${LOSS_S} s of 5 % random UDP loss on every board (nftables: \`${loss?.dropRule ?? ''}\`): ${loss ? `${loss.before} → ${loss.after}: **${loss.before === loss.after ? 'none' : 'TAKEOVER'}**` : 'not run'}
 - A 1 s and a 500 ms+ synchronous block of the master's request thread: test/integration/cluster-plane.test.ts (no takeover; the cluster plane runs on its own thread).
+
+Choosing the defaults. A node takes over after hearing no STATE for Tmax, so a pull is served
+after Tmax − U(0, heartbeat) + the claim (adding the address, the first gratuitous ARP, the
+client's next probe): 100–120 ms + ~25 ms at heartbeat ${heartbeatMs} ms and Tmax ${tmaxMs} ms. A false takeover
+needs every STATE lost for Tmax, i.e. Tmax / heartbeat = ${tmaxMs / heartbeatMs} in a row: at 5 % independent loss
+0.05^${tmaxMs / heartbeatMs} ≈ ${(0.05 ** (tmaxMs / heartbeatMs)).toExponential(1)} per heartbeat, about one in ${Math.round(1 / (0.05 ** (tmaxMs / heartbeatMs) * (1000 / heartbeatMs) * 2 * 86_400))} days for two nodes. Halving Tmax
+would halve detection but make it ${tmaxMs / heartbeatMs / 2} losses in a row (≈ ${(0.05 ** (tmaxMs / heartbeatMs / 2)).toExponential(1)}), and a scheduling
+stall of the plane's thread over Tmax would hand mastership on; keepalived at 0.05 s waits
+3 adverts + skew (≈ 180 ms).
 
 ![CDF](failover.svg)
 `;

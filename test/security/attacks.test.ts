@@ -7,7 +7,8 @@ import net from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { converged, getJson, makeCluster, metric, rawRequest, waitFor, type ClusterJson, type TestCluster } from '../integration/harness.ts';
+import { BUNDLE, converged, getJson, makeCluster, metric, rawRequest, waitFor, type ClusterJson, type TestCluster } from '../integration/harness.ts';
+import { spawnSync } from 'node:child_process';
 import { hashPassword } from '../../node/auth/password.ts';
 import { ptyDevices } from './pty-devices.ts';
 import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
@@ -253,6 +254,29 @@ describe('security', () => {
     await waitFor('the session refused everywhere', async () => (await Promise.all([0, 1, 2].map((i) => statusAt(i, '/api/devices', t)))).every((s) => s === 401));
     assert.equal((await login(TEMP, 2)).status, 401, 'and the user cannot log in again');
     assert.equal(await statusAt(0, '/api/devices', c.headers.authorization!.slice(7)), 200, 'other users are untouched');
+  });
+
+  test('check-config (the bundle) refuses an all-zero key, the old example key and the placeholder, naming cluster.key', () => {
+    for (const key of ['00'.repeat(32), '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff', 'REPLACE-ME-with-the-output-of-ews-gen-key']) {
+      const file = join(mkdtempSync(join(tmpdir(), 'ews-key-')), 'c.json');
+      writeFileSync(file, JSON.stringify({ ...c.config, cluster: { ...(c.config.cluster as object), key } }));
+      const r = spawnSync(process.execPath, [BUNDLE, 'check-config', '--config', file], { encoding: 'utf8' });
+      assert.equal(r.status, 2, key);
+      assert.match(r.stderr, /^cluster\.key: /m);
+    }
+  });
+
+  test('action values are strict: a fraction for an integer point, or text, is a 400 and nothing is sent', async () => {
+    const token = (await login(OP, 1)).json.token;
+    const post = (path: string, value: unknown) => fetch(`${u(1)}${path}`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ value }) });
+    const before = await metric(u(1), 'ews_device_actions_total', { device: 'pump1', action: 'set-speed' });
+    // (1e-7 for a line device is sent as 0.0000001, never in exponent form: test/unit/action-input.test.ts.)
+    for (const [path, value] of [['/cgi-bin/devices/pump1/set-speed', 2400.7], ['/cgi-bin/devices/pump1/set-speed', '2400'], ['/cgi-bin/devices/valve3/set', '50; OPEN']] as const) {
+      const r = await post(path, value);
+      assert.equal(r.status, 400, `${path} ${value}`);
+    }
+    assert.equal(await metric(u(1), 'ews_device_actions_total', { device: 'pump1', action: 'set-speed' }), before);
+    assert.equal((await post('/cgi-bin/devices/pump1/set-speed', 2400)).status, 200, 'a whole number passes');
   });
 
   test('a captured dispatch frame is refused (403) by another board and by its own board after a restart', async () => {
