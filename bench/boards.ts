@@ -7,7 +7,8 @@
 // run, HAProxy in board 1's cgroup. Then, unconstrained, one same-run wrk comparison: the 3-board
 // master against HAProxy + 3 plain servers, one board against a plain Node server.
 // Writes bench/results/boards.{md,json,svg}.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { stopAll } from './stop-all.ts';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,14 +30,6 @@ type Workload = keyof typeof WORKLOADS;
 interface Target { url: string; groups: CpuGroup[]; pids: number[]; stop(): Promise<void> }
 interface Wrk { rps: number; p50Ms: number; p99Ms: number; errors: number; requests: number }
 
-async function stopAll(procs: ChildProcess[]): Promise<void> {
-  await Promise.all(procs.map((p) => new Promise<void>((r) => {
-    if (p.exitCode !== null || p.signalCode !== null) return r();
-    p.once('exit', () => r());
-    p.kill('SIGTERM');
-    setTimeout(() => p.kill('SIGKILL'), 3000).unref();
-  })));
-}
 
 const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares.map((s, i) => cpuGroup(`${tag}-${i + 1}`, s));
 

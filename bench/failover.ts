@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { buildLan, health, PORT, request, settled, until, VIP, type Lan } from '../hw-test/lan.ts';
 import { parseConfig } from '../shared/config.ts';
 import { lineChart } from './svg.ts';
+import { stopAll } from './stop-all.ts';
 
 const PULLS = Number(process.env.BENCH_PULLS ?? 20);
 const SATURATION_S = Number(process.env.BENCH_SATURATION_S ?? 60);
@@ -86,14 +87,7 @@ function inNs(lan: Lan, id: string, cmd: string[]): ChildProcess {
   return p;
 }
 
-async function stop(procs: ChildProcess[]): Promise<void> {
-  await Promise.all(procs.map((p) => new Promise<void>((r) => {
-    if (p.exitCode !== null || p.signalCode !== null) return r();
-    p.once('exit', () => r());
-    p.kill('SIGTERM');
-    setTimeout(() => p.kill('SIGKILL'), 2000).unref();
-  })));
-}
+const stop = (procs: ChildProcess[]) => stopAll(procs, 2000);
 
 async function keepalivedPulls(lan: Lan, advertS: number): Promise<Pull[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ews-ka-'));
