@@ -29,6 +29,7 @@ import { MasterRelay } from './http/master-relay.ts';
 import { Router } from './http/router.ts';
 import { SessionRoutes } from './http/sessions.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
+import { openIntentLog } from './intent-log.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
 import { Schedules } from './schedules.ts';
 import { systemTransport, type Transport } from './transport.ts';
@@ -86,6 +87,7 @@ export class Board {
 
     this.devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
     this.directory = new DeviceDirectory(cfg.devices);
+    const stateDir = cfg.stateDir ?? process.env.STATE_DIRECTORY; // systemd's StateDirectory=ews sets it
     this.idem = new IdempotentExecutor(new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs), self.index, () => Date.now(), (rec) => {
       // Sent twice: a lost packet must not cost a device command. An answer too large for the
       // packet stays behind: a retry is then sent to the board that holds it.
@@ -94,12 +96,12 @@ export class Board {
         body = idemWire(rec, 0);
         this.link.broadcastApp('IDEM', body);
       }
-      if (rec.state === 'done') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
-    });
+      if (rec.state !== 'pending') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
+    }, openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs));
     const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
-    const revoked = new RevokedSessions(l.revokedSessionsMax, cfg.stateDir ? revokedFile(cfg.stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
+    const revoked = new RevokedSessions(l.revokedSessionsMax, stateDir ? revokedFile(stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
     this.guard = guard;
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
@@ -111,7 +113,7 @@ export class Board {
 
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
-    this.link = new ClusterMirror(cfg, self, nextBootEpoch(cfg.stateDir, self.id), clock, log, metrics, opts.planeTransport);
+    this.link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
     const frames = new FrameCodec(cfg.cluster.key, l.maxBodyBytes + l.maxHeaderBytes + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, this.link, worker, metrics, this.link.bootEpoch);
@@ -160,6 +162,7 @@ export class Board {
     if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index))) await import('serialport');
     void b.mqtt.start();
     await b.link.start();
+    b.idem.announceRecovered();
     b.devices.start();
     b.reactions.start();
     b.log.info({ http: `${host}:${b.self.httpPort}`, udp: b.self.udpPort, boards: b.cfg.boards.length }, 'board up');

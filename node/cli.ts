@@ -71,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       } catch (e) {
         return fail((e as Error).message);
       }
+      if (!cfg.stateDir) process.stdout.write('note: no stateDir: unless systemd gives one (StateDirectory=), boot epochs, logouts and started device commands are kept in memory only; a board killed right after driving a device may then let a retry run the command again\n');
       process.stdout.write(`ok: ${cfg.boards.length} boards, ${cfg.classes.length} classes, scheduler ${cfg.qos.scheduler}\n`);
       return 0;
     }

@@ -1,8 +1,11 @@
 // Runs a device action at most once per Idempotency-Key across the cluster: records it pending,
 // coalesces a concurrent retry onto the running attempt, records the answer, and tells every
-// board (IDEM packets) so a retry through another board or a new master replays it.
+// board (IDEM packets) so a retry through another board or a new master replays it. With an
+// intent log (stateDir) the start is on disk before the device is touched: a board killed
+// between the device and the outcome answers the key IDEMPOTENCY_UNKNOWN after its restart.
 import { EwsError } from '../shared/errors.ts';
 import type { IdempotencyStore, IdemRecord } from '../shared/idempotency-store.ts';
+import type { IntentLog } from './intent-log.ts';
 
 export interface Captured { status: number; body: string; headers?: Record<string, string> }
 export interface IdemOutcome extends Captured { replayed: boolean; board: number }
@@ -18,11 +21,25 @@ export class IdempotentExecutor {
     private readonly self: number,
     private readonly now: () => number,
     private readonly broadcast: (rec: IdemRecord) => void,
-  ) {}
+    private readonly log?: IntentLog,
+  ) {
+    // What an earlier run of this board left: outcomes to replay, and starts with no outcome.
+    for (const e of log?.entries() ?? []) {
+      this.store.put({ key: e.key, hash: e.hash, state: e.state === 'done' ? 'done' : 'unknown', board: self, status: e.state === 'done' ? e.status : 409, body: e.body, atMs: 0 }, now());
+    }
+  }
+
+  /** Once the board is on the network: tell every board which keys are unknown after our restart. */
+  announceRecovered(): void {
+    for (const e of this.log?.entries() ?? []) {
+      if (e.state === 'started') this.broadcast({ key: e.key, hash: e.hash, state: 'unknown', board: this.self, status: 409, body: undefined, atMs: 0 });
+    }
+  }
 
   async run(key: string, hash: string, exec: () => Promise<Captured>): Promise<IdemOutcome> {
     const c = this.store.check(key, hash, this.now());
     if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
+    if (c.kind === 'unknown') throw new EwsError('IDEMPOTENCY_UNKNOWN');
     if (c.kind === 'done') {
       if (c.rec.body === undefined) throw new EwsError('IDEMPOTENCY_PENDING', 'the answer to this key is held by another board');
       return { status: c.rec.status, body: c.rec.body, replayed: true, board: c.rec.board };
@@ -36,7 +53,13 @@ export class IdempotentExecutor {
     const pending: IdemRecord = { key, hash, state: 'pending', board: this.self, status: 202, body: undefined, atMs: 0 };
     this.store.put(pending, this.now());
     this.broadcast(pending);
-    const attempt = exec();
+    const log = this.log;
+    // The start reaches the disk before the device is touched (a retry meanwhile waits on the attempt).
+    const attempt = log
+      ? log.started(key, hash).then(exec, (err: Error) => {
+          throw new EwsError('INTERNAL', `cannot record the command before running it: ${err.message}`);
+        })
+      : exec();
     this.inflight.set(key, attempt);
     try {
       const r = await attempt;
@@ -44,10 +67,15 @@ export class IdempotentExecutor {
         const done: IdemRecord = { ...pending, state: 'done', status: r.status, body: r.body };
         this.store.put(done, this.now());
         this.broadcast(done);
-      } else this.store.drop(key);
+        log?.finished(key, hash, r.status, r.body);
+      } else {
+        this.store.drop(key);
+        log?.forget(key);
+      }
       return { ...r, replayed: false, board: this.self };
     } catch (e) {
       this.store.drop(key);
+      log?.forget(key);
       throw e;
     } finally {
       this.inflight.delete(key);

@@ -1,12 +1,14 @@
 // Recent Idempotency-Key records, bounded in count and age. Pure: time is an argument.
 // A record is `pending` on the board executing it, then `done` with the answer to replay.
+// `unknown`: the executing board failed after the command was started and before its outcome
+// was recorded (its intent log says so on restart): the device may have run it; never again.
 import { createHash } from 'node:crypto';
 
 export interface IdemRecord {
   key: string;
   /** Hash of method, path and body: the same key with anything else is a conflict (409). */
   hash: string;
-  state: 'pending' | 'done';
+  state: 'pending' | 'done' | 'unknown';
   board: number;
   status: number;
   /** The answer's body; undefined when too large to replicate (ask `board`). */
@@ -14,7 +16,7 @@ export interface IdemRecord {
   atMs: number;
 }
 
-export type IdemCheck = { kind: 'new' } | { kind: 'conflict' } | { kind: 'pending'; board: number } | { kind: 'done'; rec: IdemRecord };
+export type IdemCheck = { kind: 'new' } | { kind: 'conflict' } | { kind: 'pending'; board: number } | { kind: 'unknown'; board: number } | { kind: 'done'; rec: IdemRecord };
 
 export const KEY_RE = /^[\x21-\x7e]{1,128}$/;
 
@@ -34,13 +36,16 @@ export class IdempotencyStore {
     const r = this.get(key, nowMs);
     if (!r) return { kind: 'new' };
     if (r.hash !== hash) return { kind: 'conflict' };
-    return r.state === 'pending' ? { kind: 'pending', board: r.board } : { kind: 'done', rec: r };
+    if (r.state === 'pending') return { kind: 'pending', board: r.board };
+    if (r.state === 'unknown') return { kind: 'unknown', board: r.board };
+    return { kind: 'done', rec: r };
   }
 
-  /** Record (or merge from another board) a record; a done record is never replaced by a pending one. */
+  /** Record (or merge from another board) a record; a done record is never replaced by a pending or unknown one, an unknown one never by a pending one. */
   put(rec: IdemRecord, nowMs: number): void {
     const old = this.get(rec.key, nowMs);
-    if (old && old.state === 'done' && rec.state === 'pending') return;
+    if (old && old.state === 'done' && rec.state !== 'done') return;
+    if (old && old.state === 'unknown' && rec.state === 'pending') return;
     if (old && old.state === 'done' && rec.state === 'done' && old.body !== undefined && rec.body === undefined) return;
     this.recs.delete(rec.key);
     this.recs.set(rec.key, { ...rec, atMs: nowMs });
@@ -66,18 +71,18 @@ export class IdempotencyStore {
 export function parseIdem(body: Record<string, unknown>, boards: number): IdemRecord | undefined {
   const { k, h, s, b, st, r } = body;
   if (typeof k !== 'string' || !KEY_RE.test(k) || typeof h !== 'string' || h.length > 64) return undefined;
-  if (s !== 'p' && s !== 'd') return undefined;
+  if (s !== 'p' && s !== 'd' && s !== 'u') return undefined;
   if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b >= boards) return undefined;
   if (typeof st !== 'number' || !Number.isInteger(st) || st < 100 || st > 599) return undefined;
   if (r !== undefined && typeof r !== 'string') return undefined;
-  return { key: k, hash: h, state: s === 'p' ? 'pending' : 'done', board: b, status: st, body: r, atMs: 0 };
+  return { key: k, hash: h, state: s === 'p' ? 'pending' : s === 'u' ? 'unknown' : 'done', board: b, status: st, body: r, atMs: 0 };
 }
 
 /** An IDEM packet's JSON without the answer body: key (≤ 128 characters, each escaped at worst to 2), hash, state, board, status. */
 export const IDEM_RECORD_BYTES_MAX = 400;
 
 export function idemWire(rec: IdemRecord, bodyBytesMax: number): Record<string, unknown> {
-  const w: Record<string, unknown> = { k: rec.key, h: rec.hash, s: rec.state === 'pending' ? 'p' : 'd', b: rec.board, st: rec.status };
+  const w: Record<string, unknown> = { k: rec.key, h: rec.hash, s: rec.state === 'pending' ? 'p' : rec.state === 'unknown' ? 'u' : 'd', b: rec.board, st: rec.status };
   if (rec.body !== undefined && Buffer.byteLength(rec.body) <= bodyBytesMax) w.r = rec.body;
   return w;
 }

@@ -243,6 +243,8 @@ export class Intake {
     if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
     const c = this.d.idempotency.check(key, requestHash('POST', path, body), Date.now());
     if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
+    // Started on a board that died before recording the outcome: never sent anywhere again.
+    if (c.kind === 'unknown') throw new EwsError('IDEMPOTENCY_UNKNOWN');
     if (c.kind === 'done' && c.rec.body !== undefined) {
       res.writeHead(c.rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.rec.body), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[c.rec.board]!.id, 'x-ews-class': clsName });
       res.end(c.rec.body);

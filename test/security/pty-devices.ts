@@ -5,10 +5,11 @@ import { demoDevices } from '../../dev/demo.ts';
 import { PumpSimulator } from '../../dev/simulators/pump.ts';
 import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
 
-export async function ptyDevices(): Promise<{ devices: object[]; close(): Promise<void> }> {
+export async function ptyDevices(): Promise<{ devices: Array<Record<string, unknown>>; sims: { pump: PumpSimulator; valve: ValveSimulator }; close(): Promise<void> }> {
   const closers: Array<() => Promise<void>> = [];
   const ends: string[] = [];
-  for (const sim of [new PumpSimulator(1), new ValveSimulator()]) {
+  const sims = { pump: new PumpSimulator(1), valve: new ValveSimulator() };
+  for (const sim of [sims.pump, sims.valve]) {
     const pty = await ptyPair();
     const wire = await ptyWire(pty.b);
     sim.attach(wire.wire);
@@ -25,6 +26,7 @@ export async function ptyDevices(): Promise<{ devices: object[]; close(): Promis
   };
   return {
     devices: [device(pump!, 'b2', ends[0]!), device(valve!, 'b3', ends[1]!)],
+    sims,
     close: async () => {
       for (const f of closers) await f();
     },

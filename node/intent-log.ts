@@ -1,0 +1,122 @@
+// What a board has started to do to a device, on disk before the device is touched: an
+// append-only log in stateDir (one JSON line per event), fsync'd with group commit (every
+// command started in one event-loop turn shares one fsync). A command started with no outcome
+// when the board restarts ran or did not: its key is answered IDEMPOTENCY_UNKNOWN, never run
+// again. Bounded: compacted to the live entries (within the key TTL) when it grows past
+// 4 × idempotencyKeysMax lines.
+import { closeSync, fsync, mkdirSync, openSync, readFileSync, write } from 'node:fs';
+import { join } from 'node:path';
+import { writeDurably } from './boot-epoch.ts';
+
+/** The board's log in stateDir, or none without one (commands are then remembered in memory only). */
+export function openIntentLog(stateDir: string | undefined, boardId: string, keysMax: number, ttlMs: number): IntentLog | undefined {
+  if (!stateDir) return undefined;
+  mkdirSync(stateDir, { recursive: true });
+  return new IntentLog(join(stateDir, `${boardId}.intents.log`), keysMax, ttlMs);
+}
+
+export interface IntentEntry { key: string; hash: string; state: 'started' | 'done'; status: number; body: string | undefined; atMs: number }
+
+type Line = { k: string; h: string; s: 's' | 'd' | 'x'; st?: number; r?: string; t: number };
+
+export class IntentLog {
+  private fd: number;
+  private readonly live = new Map<string, IntentEntry>();
+  private lines = 0;
+  private queue: string[] = [];
+  private waiters: Array<(err: Error | null) => void> = [];
+  private flushing = false;
+
+  /** `now`: wall-clock ms (the TTL spans restarts). */
+  constructor(private readonly file: string, private readonly keysMax: number, private readonly ttlMs: number, private readonly now: () => number = Date.now) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      /* first boot */
+    }
+    for (const raw of text.split('\n')) {
+      let l: Line;
+      try {
+        l = JSON.parse(raw) as Line;
+      } catch {
+        continue; // a line torn by a power cut
+      }
+      if (typeof l?.k !== 'string' || typeof l.h !== 'string' || typeof l.t !== 'number') continue;
+      if (l.s === 'x') this.live.delete(l.k);
+      else if (l.s === 's') this.live.set(l.k, { key: l.k, hash: l.h, state: 'started', status: 0, body: undefined, atMs: l.t });
+      else if (l.s === 'd') this.live.set(l.k, { key: l.k, hash: l.h, state: 'done', status: l.st ?? 200, body: l.r, atMs: l.t });
+    }
+    this.compact();
+    this.fd = openSync(file, 'a', 0o600);
+  }
+
+  /** What the log held at boot, within the TTL: started-without-outcome entries are the unknown ones. */
+  entries(): IntentEntry[] {
+    return [...this.live.values()];
+  }
+
+  /** Resolves once the start is on disk: only then may the device be touched. */
+  started(key: string, hash: string): Promise<void> {
+    this.live.set(key, { key, hash, state: 'started', status: 0, body: undefined, atMs: this.now() });
+    return this.append({ k: key, h: hash, s: 's', t: this.now() });
+  }
+
+  /** The outcome (not awaited: if it is lost, the key is unknown after a restart, never run twice). */
+  finished(key: string, hash: string, status: number, body: string | undefined): void {
+    this.live.set(key, { key, hash, state: 'done', status, body, atMs: this.now() });
+    void this.append({ k: key, h: hash, s: 'd', st: status, ...(body !== undefined && body.length <= 4096 ? { r: body } : {}), t: this.now() }).catch(() => {});
+  }
+
+  /** The attempt ended without touching the device: a retry may run it. */
+  forget(key: string): void {
+    this.live.delete(key);
+    void this.append({ k: key, h: '', s: 'x', t: this.now() }).catch(() => {});
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  private append(line: Line): Promise<void> {
+    this.queue.push(`${JSON.stringify(line)}\n`);
+    const p = new Promise<void>((resolve, reject) => this.waiters.push((err) => (err ? reject(err) : resolve())));
+    if (!this.flushing) this.flush();
+    return p;
+  }
+
+  private flush(): void {
+    this.flushing = true;
+    const text = this.queue.join('');
+    const waiters = this.waiters;
+    this.queue = [];
+    this.waiters = [];
+    this.lines += waiters.length;
+    write(this.fd, text, null, 'utf8', (werr) => {
+      const done = (err: Error | null) => {
+        for (const w of waiters) w(err);
+        if (this.lines > 4 * this.keysMax) this.rewrite();
+        if (this.queue.length > 0) this.flush();
+        else this.flushing = false;
+      };
+      if (werr) return done(werr);
+      fsync(this.fd, (ferr) => done(ferr));
+    });
+  }
+
+  /** Drop what the TTL has expired and keep the rest, by an atomic rewrite. */
+  private compact(): void {
+    const now = this.now();
+    for (const [k, e] of this.live) if (now - e.atMs > this.ttlMs) this.live.delete(k);
+    while (this.live.size > this.keysMax) this.live.delete(this.live.keys().next().value!);
+    const text = [...this.live.values()].map((e) => JSON.stringify(e.state === 'started' ? { k: e.key, h: e.hash, s: 's', t: e.atMs } : { k: e.key, h: e.hash, s: 'd', st: e.status, ...(e.body !== undefined ? { r: e.body } : {}), t: e.atMs })).join('\n');
+    writeDurably(this.file, text ? `${text}\n` : '');
+    this.lines = this.live.size;
+  }
+
+  private rewrite(): void {
+    closeSync(this.fd);
+    this.compact();
+    this.fd = openSync(this.file, 'a', 0o600);
+  }
+}
