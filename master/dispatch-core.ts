@@ -152,7 +152,10 @@ export class DispatchCore<P> {
       job.state = 'queued';
       if (this.scheduler.enqueue(job) === 'ok') return this.pumpInto(out, nowMs);
     }
-    this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering`, 1, nowMs);
+    // Never delivered (or refused unrun by the board): the cluster's own trouble, retryable (503).
+    // Delivered and lost: it may have run (502; a keyed retry is answered from its record).
+    if (delivered) this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering`, 1, nowMs);
+    else this.refuse(out, job, 'failed', 'NO_BOARD', `board ${this.cfg.boards[board]!.id} did not take the request and no other could; it did not run: retry`, 1, nowMs);
     return this.pumpInto(out, nowMs);
   }
 

@@ -66,6 +66,9 @@ test('retry: a safe request, or one never delivered, goes to another board; a de
   assert.equal(core.count('failed', 0), 1);
   // Attempts are bounded: the GET already used its two.
   assert.equal(core.failed(safe, true, 10)[0]!.kind, 'refuse');
+  // Never delivered, and no attempt left: it did not run, so the refusal is retryable (503), not a failure of the client's command.
+  const r = core.failed(undelivered, false, 11);
+  assert.equal(r[0]!.kind === 'refuse' && r[0]!.code, 'NO_BOARD');
   core.check();
 });
 
