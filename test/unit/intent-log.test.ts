@@ -54,17 +54,21 @@ test('killed between the device and the outcome: after the restart the key is ID
   const file = fresh();
   const sent: IdemRecord[] = [];
   let runs = 0;
-  const first = new IdempotentExecutor(new IdempotencyStore(100, 60_000), 2, Date.now, () => {}, new IntentLog(file, 100, 60_000));
+  const log1 = new IntentLog(file, 100, 60_000);
+  const first = new IdempotentExecutor(new IdempotencyStore(100, 60_000), 2, Date.now, () => {}, log1);
   // The device is driven, then the board dies before the answer is recorded: the attempt never ends.
+  let driven: () => void = () => {};
+  const wasDriven = new Promise<void>((r) => (driven = r));
   void first.run('cmd-1', 'h', async () => {
     runs++;
+    driven();
     return new Promise(() => {});
   });
-  await new Promise((r) => setTimeout(r, 50));
+  await wasDriven;
   assert.equal(runs, 1);
   // A completed one, for contrast: its answer is replayed after the restart.
   await first.run('cmd-2', 'h', async () => ({ status: 200, body: '{"done":2}' }));
-  await new Promise((r) => setTimeout(r, 50));
+  await log1.started('flush', 'h'); // the log is one queue: the outcome before it is on disk too
 
   const restarted = new IdempotentExecutor(new IdempotencyStore(100, 60_000), 2, Date.now, (rec) => sent.push(rec), new IntentLog(file, 100, 60_000));
   await assert.rejects(restarted.run('cmd-1', 'h', async () => {
@@ -76,10 +80,12 @@ test('killed between the device and the outcome: after the restart the key is ID
   assert.deepEqual([replay.replayed, replay.body], [true, '{"done":2}']);
   // Once on the network it tells the others, who answer the key the same way.
   restarted.announceRecovered();
-  assert.deepEqual(sent.map((r) => [r.key, r.state]), [['cmd-1', 'unknown']]);
+  assert.equal(sent.find((r) => r.key === 'cmd-1')?.state, 'unknown');
+  assert.equal(sent.some((r) => r.key === 'cmd-2'), false, 'finished keys are not announced as unknown');
   const peer = new IdempotencyStore(100, 60_000);
-  peer.put(parseIdem(idemWire(sent[0]!, 0), 3)!, 0);
+  const unknown = sent.find((r) => r.key === 'cmd-1')!;
+  peer.put(parseIdem(idemWire(unknown, 0), 3)!, 0);
   assert.equal(peer.check('cmd-1', 'h', 1).kind, 'unknown');
-  peer.put({ ...sent[0]!, state: 'pending' }, 2);
+  peer.put({ ...unknown, state: 'pending' }, 2);
   assert.equal(peer.check('cmd-1', 'h', 3).kind, 'unknown', 'a late pending never hides it');
 });
