@@ -1,0 +1,159 @@
+// Exactly-once under chaos (npm run test:chaos; CHAOS_SECONDS sets the length, 60 by default).
+// Three boards on the namespace LAN run the bundle with a VIP; a counting line device on ews3
+// logs every value it executes. Four clients send keyed `inc` commands through the VIP, each
+// retried with its key until the answer is final. A nemesis pulls cables, isolates boards, and
+// SIGKILLs and restarts any board (the device's included), one fault at a time. The checker:
+// every acknowledged command ran exactly once, none ran twice, every refusal of a command was
+// retryable (5xx) or final-and-honest (409 IDEMPOTENCY_UNKNOWN: it may have run), and no term had
+// two masters.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.ts';
+import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
+import { Simulator } from '../dev/simulators/simulator.ts';
+import { LineSplitter } from '../node/devices/line-splitter.ts';
+
+const SECONDS = Number(process.env.CHAOS_SECONDS ?? 60);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+const between = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
+
+/** `INC n` → OK (n logged); `N?` → OK n=<executed>. */
+class Counter extends Simulator {
+  readonly executed: number[] = [];
+  private readonly split = new LineSplitter('\n', 256);
+  protected handle(rx: Buffer): { answers: Buffer[]; consumed: number } {
+    const answers: Buffer[] = [];
+    for (const line of this.split.push(rx)) {
+      const m = /^INC (\d+)$/.exec(line.trim());
+      if (m) {
+        this.executed.push(Number(m[1]));
+        answers.push(Buffer.from('OK\n'));
+      } else if (line.trim() === 'N?') answers.push(Buffer.from(`OK n=${this.executed.length}\n`));
+      else if (line.trim()) answers.push(Buffer.from('ERR\n'));
+    }
+    return { answers, consumed: rx.length };
+  }
+}
+
+describe('exactly once under chaos', () => {
+  let lan: Lan;
+  let pty: PtyPair;
+  let wire: Awaited<ReturnType<typeof ptyWire>>;
+  const counter = new Counter();
+
+  before(async () => {
+    pty = await ptyPair();
+    wire = await ptyWire(pty.b);
+    counter.attach(wire.wire);
+    const device = {
+      id: 'counter', name: 'Counter', driver: 'line', attach: [{ board: 'ews3', port: pty.a }], serial: { baudRate: 115200 }, eol: '\n', ok: '^OK', timeoutMs: 500, retries: 0,
+      points: { n: { query: 'N?', parse: '^OK n=(\\d+)' } },
+      actions: { inc: { send: 'INC {value}', min: 0, max: 1_000_000_000 } },
+    };
+    // The product's default timings (heartbeat 20 ms, Tmax 120 ms).
+    lan = await buildLan({ devices: [device], cluster: { heartbeatMs: undefined, tmaxMs: undefined, tthresholdMs: undefined, staggerMs: undefined } });
+    await settled(lan, lan.ids, 20_000);
+    await until('the counter online', async () => (JSON.parse((await request(VIP, '/api/devices')).body) as Array<{ online: boolean }>).every((d) => d.online));
+  });
+  after(async () => {
+    await lan?.close();
+    await wire?.close();
+    await pty?.kill();
+  });
+
+  test(`${SECONDS} s of pulls, partitions and SIGKILLs: every acknowledged command ran once, none twice, no final refusal of a command that did not run`, async (t) => {
+    const acked = new Set<number>(), unknown = new Set<number>(), wrong: string[] = [];
+    let stop = false, sent = 0, answers = 0;
+    const faults: string[] = [];
+    const mastersByTerm = new Map<number, Set<string>>();
+
+    const client = async (c: number) => {
+      for (let seq = 0; !stop; seq++) {
+        const v = c * 10_000_000 + seq;
+        sent++;
+        // Retried with the same key until the answer is final (a deadline keeps the test bounded).
+        for (const deadline = Date.now() + 30_000; ; ) {
+          const r = await request(VIP, '/cgi-bin/devices/counter/inc', { method: 'POST', body: JSON.stringify({ value: v }), headers: { 'idempotency-key': `chaos-${v}` }, timeoutMs: 1500 });
+          answers++;
+          if (r.status === 200) {
+            acked.add(v);
+            break;
+          }
+          if (r.status === 409 && /IDEMPOTENCY_UNKNOWN/.test(r.body)) {
+            unknown.add(v);
+            break;
+          }
+          const retryable = r.status === 0 || r.status >= 500 || (r.status === 409 && /IDEMPOTENCY_PENDING/.test(r.body));
+          if (!retryable) {
+            wrong.push(`${v}: ${r.status} ${r.body.slice(0, 120)}`);
+            break;
+          }
+          if (Date.now() > deadline) {
+            wrong.push(`${v}: no final answer in 30 s (last ${r.status})`);
+            break;
+          }
+          await sleep(between(20, 100));
+        }
+      }
+    };
+
+    const watch = async () => {
+      while (!stop) {
+        await Promise.all(lan.ids.map(async (id) => {
+          const h = await health(lan, id).catch(() => undefined);
+          if (h?.role === 'master') {
+            const s = mastersByTerm.get(h.term) ?? new Set<string>();
+            s.add(id);
+            mastersByTerm.set(h.term, s);
+          }
+        }));
+        await sleep(100);
+      }
+    };
+
+    const nemesis = async (until: number) => {
+      while (Date.now() < until) {
+        const id = pick(lan.ids);
+        const kind = pick(['pull', 'isolate', 'kill'] as const);
+        faults.push(`${kind} ${id}`);
+        if (kind === 'pull') {
+          lan.pull(id);
+          await sleep(between(200, 3000));
+          lan.plug(id);
+        } else if (kind === 'isolate') {
+          lan.isolate(id, true);
+          await sleep(between(200, 3000));
+          lan.isolate(id, false);
+        } else {
+          await lan.kill(id);
+          await sleep(between(200, 1500));
+          lan.start(id);
+        }
+        await sleep(between(500, 1500));
+      }
+    };
+
+    const clients = [0, 1, 2, 3].map(client);
+    const watcher = watch();
+    await nemesis(Date.now() + SECONDS * 1000);
+    // Heal, let the cluster settle, then let every command in flight reach a final answer.
+    await settled(lan, lan.ids, 20_000);
+    await sleep(1000);
+    stop = true;
+    await Promise.all(clients);
+    await watcher;
+
+    const runs = new Map<number, number>();
+    for (const v of counter.executed) runs.set(v, (runs.get(v) ?? 0) + 1);
+    const twice = [...runs].filter(([, n]) => n > 1).map(([v, n]) => `${v}×${n}`);
+    const lost = [...acked].filter((v) => runs.get(v) !== 1);
+    const splitTerms = [...mastersByTerm].filter(([, s]) => s.size > 1).map(([term, s]) => `${term}: ${[...s].join(',')}`);
+    t.diagnostic(`${sent} commands (${answers} answers), ${acked.size} acknowledged, ${unknown.size} unknown (${[...unknown].filter((v) => runs.get(v) === 1).length} of them ran), ${counter.executed.length} executions; ${faults.length} faults: ${faults.join(', ')}`);
+    assert.deepEqual(twice, [], 'no command ran twice');
+    assert.deepEqual(lost, [], 'every acknowledged command ran exactly once');
+    assert.deepEqual(wrong, [], 'every refusal of a command was retryable or final and honest');
+    assert.deepEqual(splitTerms, [], 'one master per term');
+    assert.ok(acked.size > 0);
+  });
+});
