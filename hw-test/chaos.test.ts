@@ -8,12 +8,40 @@
 // two masters.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.ts';
 import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
 import { Simulator } from '../dev/simulators/simulator.ts';
 import { LineSplitter } from '../node/devices/line-splitter.ts';
 
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 60);
+const RESULTS = join(import.meta.dirname, '../bench/results');
+
+/** npm run bench:chaos (CHAOS_RESULTS=1): bench/results/chaos.{md,json}. */
+function writeResults(r: { seconds: number; sent: number; answers: number; acked: number; unknown: number; unknownRan: number; executed: number; faults: string[]; verdict: Record<string, unknown[]>; commandsPerSecond: number }): void {
+  const kinds = new Map<string, number>();
+  for (const f of r.faults) kinds.set(f, (kinds.get(f) ?? 0) + 1);
+  const ok = Object.values(r.verdict).every((v) => v.length === 0);
+  mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(join(RESULTS, 'chaos.json'), `${JSON.stringify({ run: new Date().toISOString(), node: process.version, ...r }, null, 2)}\n`);
+  writeFileSync(join(RESULTS, 'chaos.md'), `# Exactly-once under chaos
+
+${r.seconds} s on a 3-board namespace LAN (the bundle, default timings, a VIP); a counting line device on ews3 logs what it executes; 4 clients send keyed \`inc\` commands through the VIP and retry each key until its answer is final. Run ${new Date().toISOString()}, Node ${process.version}.
+
+- **${r.faults.length} faults**, one at a time: ${[...kinds].map(([k, n]) => `${k} ×${n}`).join(', ')} (pull = the switch port down 0.2–3 s; isolate = the bridge port blocked 0.2–3 s; kill = SIGKILL, restarted after 0.2–1.5 s).
+- ${r.sent} commands, **${r.acked} acknowledged (${r.commandsPerSecond} per second during the chaos)**, ${r.unknown} answered IDEMPOTENCY_UNKNOWN (${r.unknownRan} of those had run); ${r.executed} executions logged by the device; ${r.answers} answers in all (the rest were retryable: 5xx or no answer).
+
+| check | result |
+|---|---|
+| no command ran twice | ${r.verdict.twice!.length === 0 ? 'held' : `**${r.verdict.twice!.length} violations**`} |
+| every acknowledged command ran exactly once | ${r.verdict.lost!.length === 0 ? 'held' : `**${r.verdict.lost!.length} violations**`} |
+| every refusal retryable (5xx) or honest (409 IDEMPOTENCY_UNKNOWN) | ${r.verdict.wrong!.length === 0 ? 'held' : `**${r.verdict.wrong!.length} violations**`} |
+| one master per term | ${r.verdict.splitTerms!.length === 0 ? 'held' : `**${r.verdict.splitTerms!.length} violations**`} |
+
+Verdict: **${ok ? 'pass' : 'FAIL'}**.
+`);
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 const between = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
@@ -149,6 +177,8 @@ describe('exactly once under chaos', () => {
     const twice = [...runs].filter(([, n]) => n > 1).map(([v, n]) => `${v}×${n}`);
     const lost = [...acked].filter((v) => runs.get(v) !== 1);
     const splitTerms = [...mastersByTerm].filter(([, s]) => s.size > 1).map(([term, s]) => `${term}: ${[...s].join(',')}`);
+    const verdict = { twice, lost, wrong, splitTerms };
+    if (process.env.CHAOS_RESULTS === '1') writeResults({ seconds: SECONDS, sent, answers, acked: acked.size, unknown: unknown.size, unknownRan: [...unknown].filter((v) => runs.get(v) === 1).length, executed: counter.executed.length, faults, verdict, commandsPerSecond: Math.round(acked.size / SECONDS) });
     t.diagnostic(`${sent} commands (${answers} answers), ${acked.size} acknowledged, ${unknown.size} unknown (${[...unknown].filter((v) => runs.get(v) === 1).length} of them ran), ${counter.executed.length} executions; ${faults.length} faults: ${faults.join(', ')}`);
     assert.deepEqual(twice, [], 'no command ran twice');
     assert.deepEqual(lost, [], 'every acknowledged command ran exactly once');
