@@ -1,8 +1,9 @@
 // Exactly-once under chaos (npm run test:chaos; CHAOS_SECONDS sets the length, 60 by default).
 // Three boards on the namespace LAN run the bundle with a VIP; a counting line device on ews3
 // logs every value it executes. Four clients send keyed `inc` commands through the VIP, each
-// retried with its key until the answer is final. A nemesis pulls cables, isolates boards, and
-// SIGKILLs and restarts any board (the device's included), one fault at a time. The checker:
+// retried with its key until the answer is final. A nemesis pulls cables, partitions the LAN
+// (2|1 and 1|1|1), and SIGKILLs and restarts any board (the device's included), one fault at a
+// time. The checker:
 // every acknowledged command ran exactly once, none ran twice, every refusal of a command was
 // retryable (5xx) or final-and-honest (409 IDEMPOTENCY_UNKNOWN: it may have run), and no term had
 // two masters.
@@ -29,7 +30,7 @@ function writeResults(r: { seconds: number; sent: number; answers: number; acked
 
 ${r.seconds} s on a 3-board namespace LAN (the bundle, default timings, a VIP); a counting line device on ews3 logs what it executes; 4 clients send keyed \`inc\` commands through the VIP and retry each key until its answer is final. Run ${new Date().toISOString()}, Node ${process.version}.
 
-- **${r.faults.length} faults**, one at a time: ${[...kinds].map(([k, n]) => `${k} ×${n}`).join(', ')} (pull = the switch port down 0.2–3 s; isolate = the bridge port blocked 0.2–3 s; kill = SIGKILL, restarted after 0.2–1.5 s).
+- **${r.faults.length} faults**, one at a time: ${[...kinds].map(([k, n]) => `${k} ×${n}`).join(', ')} (pull = the switch port down 0.2–3 s; isolate = the bridge port blocked 0.2–3 s, a 2|1 partition; split = every bridge port blocked, 1|1|1; kill = SIGKILL, restarted after 0.2–1.5 s).
 - ${r.sent} commands, **${r.acked} acknowledged (${r.commandsPerSecond} per second during the chaos)**, ${r.unknown} answered IDEMPOTENCY_UNKNOWN (${r.unknownRan} of those had run); ${r.executed} executions logged by the device; ${r.answers} answers in all (the rest were retryable: 5xx or no answer).
 
 | check | result |
@@ -143,9 +144,14 @@ describe('exactly once under chaos', () => {
     const nemesis = async (until: number) => {
       while (Date.now() < until) {
         const id = pick(lan.ids);
-        const kind = pick(['pull', 'isolate', 'kill'] as const);
-        faults.push(`${kind} ${id}`);
-        if (kind === 'pull') {
+        const kind = pick(['pull', 'isolate', 'kill', 'split'] as const);
+        faults.push(kind === 'split' ? 'split 1|1|1' : `${kind} ${id}`);
+        if (kind === 'split') {
+          // Every board alone: each elects itself; on healing one master wins.
+          for (const b of lan.ids) lan.isolate(b, true);
+          await sleep(between(200, 3000));
+          for (const b of lan.ids) lan.isolate(b, false);
+        } else if (kind === 'pull') {
           lan.pull(id);
           await sleep(between(200, 3000));
           lan.plug(id);
