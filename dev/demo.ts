@@ -66,7 +66,8 @@ export async function runDemo(n: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'ews-demo-'));
   const file = join(dir, 'cluster.json');
   const users = process.env.EWS_DEMO_OPEN === '1' ? [] : await demoUsers();
-  writeFileSync(file, JSON.stringify(demoConfig(n, httpBase, udpBase, users), null, 2));
+  // A state dir of its own: boot epochs, logouts and started device commands survive a board's restart.
+  writeFileSync(file, JSON.stringify({ ...demoConfig(n, httpBase, udpBase, users), stateDir: join(dir, 'state') }, null, 2));
   const logFile = join(dir, 'boards.log');
   const log = openSync(logFile, 'a');
   const say = (s: string): void => void process.stdout.write(`${s}\n`);
