@@ -3,15 +3,15 @@
 // never thrown into the election. Like keepalived, a new holder adds the address and announces it
 // at once, then again a few times over the first second (a switch or a neighbour that missed the
 // first announcement learns it from the next); the announcements stop the moment it lets go.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { VipConfig } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 
 export interface CommandResult { code: number; stderr: string }
 export type RunCommand = (file: string, args: string[]) => Promise<CommandResult>;
-/** A command left running in the background (the repeated announcements); `stop` ends it. */
-export type StartCommand = (file: string, args: string[]) => { stop(): void };
+/** A command started and not waited for (an announcement). */
+export type StartCommand = (file: string, args: string[]) => void;
 
 /** Gratuitous ARPs after a claim: this many, this far apart (the first goes at once). arping's own -i takes whole seconds. */
 export const GARP_COUNT = 5;
@@ -26,10 +26,7 @@ export const runCommand: RunCommand = (file, args) =>
   });
 
 export const startCommand: StartCommand = (file, args) => {
-  let child: ChildProcess | undefined = spawn(file, args, { stdio: 'ignore' });
-  child.on('error', () => {});
-  child.on('exit', () => (child = undefined));
-  return { stop: () => child?.kill('SIGTERM') };
+  spawn(file, args, { stdio: 'ignore' }).on('error', () => {});
 };
 
 export class VipManager {
@@ -112,7 +109,7 @@ export class VipManager {
       this.log.info({ address, dev }, 'holding cluster address');
       // Announce now and over the next second, without holding up the next operation.
       this.stopAnnouncing();
-      const garp = () => void this.start('arping', ['-U', '-c', '1', '-I', dev, address]);
+      const garp = () => this.start('arping', ['-U', '-c', '1', '-I', dev, address]);
       garp();
       for (let i = 1; i < GARP_COUNT; i++) this.announcing.push(setTimeout(garp, i * GARP_INTERVAL_MS));
       return;

@@ -28,7 +28,7 @@ assert.ok(!has('v0') && !m.held, 'released');
 const started: string[][] = [];
 const recorder = (f: string, a: string[]) => {
   started.push(a);
-  return startCommand(f, a);
+  startCommand(f, a);
 };
 const m3 = new VipManager({ ...vip, duplicateCheck: false }, silentLogger, new Registry(), undefined, 50, 3, recorder);
 await m3.claim();
