@@ -45,7 +45,7 @@ export interface BoardOptions {
   /** How device ports are opened (real serial ports unless the demo brings simulators). */
   openPort?: PortFactory;
   /** The network (the system's unless the demo or a test brings one with a cable to pull). */
-  transport?: Transport;
+  transport?: Pick<Transport, 'accepting'>;
   /** A module (URL) the cluster plane's thread loads for its UDP transport (`planeTransport`); the system's if none. */
   planeTransport?: string;
   /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */

@@ -158,7 +158,11 @@ export class ClusterLink {
       return;
     }
     this.received.inc({ type: msg.type });
-    if (d.env.epoch > this.peerEpochs[msg.sender]!) this.peerEpochs[msg.sender] = d.env.epoch;
+    if (d.env.epoch > this.peerEpochs[msg.sender]!) {
+      // A board whose boot epoch grew restarted, JOIN or not (a quick restart may miss no heartbeat).
+      if (this.peerEpochs[msg.sender]! > 0 && this.core.role === 'master') this.onEvents([{ kind: 'joined', board: msg.sender }]);
+      this.peerEpochs[msg.sender] = d.env.epoch;
+    }
     const now = this.clock.now();
     if (msg.type === 'STATE' && msg.sender === this.core.master) {
       if (this.lastStateAt >= 0) {

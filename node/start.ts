@@ -24,7 +24,7 @@ export function loadOrFail(file: string | undefined, usage: string): ReturnType<
 
 export interface StartOptions {
   /** The network (the system's unless the demo or a test brings a cable to pull). */
-  transport?: Transport;
+  transport?: Pick<Transport, 'accepting'>;
   /** The cluster plane's UDP transport, as a module its thread loads (see BoardOptions). */
   planeTransport?: string;
   /** How device ports are opened, given the config and this board's index (the demo's simulators). */

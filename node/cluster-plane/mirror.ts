@@ -149,12 +149,8 @@ export class ClusterMirror {
 
   private onMessage(m: FromPlane): void {
     if (m.t === 'state') {
-      const before = this.epochs;
       this.adopt(m.state);
-      // A board whose boot epoch grew restarted, JOIN or not (a quick restart may never miss a heartbeat).
-      const events = [...m.events];
-      if (this.role === 'master') for (let i = 0; i < before.length; i++) if (i !== this.self.index && before[i]! > 0 && this.epochs[i]! > before[i]!) events.push({ kind: 'joined', board: i });
-      if (events.length > 0) this.onEvents(events);
+      if (m.events.length > 0) this.onEvents(m.events);
       this.afterApply();
     } else if (m.t === 'app') this.onApp(m.msg);
     else if (m.t === 'metrics') this.metricsText = m.text;
