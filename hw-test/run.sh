@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f dist/ews.js ] || npm run build
+# HW_PATTERN=<regex> runs only the tests whose name matches (e.g. HW_PATTERN=saturated).
 files="${*:-hw-test/*.test.ts}"
-exec unshare -rnm sh -c "mount -t tmpfs tmpfs /run && mkdir -p /run/netns && node --import tsx --test --test-concurrency=1 $files"
+exec unshare -rnm sh -c "mount -t tmpfs tmpfs /run && mkdir -p /run/netns && node --import tsx --test --test-concurrency=1 ${HW_PATTERN:+--test-name-pattern=$HW_PATTERN} $files"

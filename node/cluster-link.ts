@@ -35,7 +35,10 @@ export class ClusterLink {
   private readonly sent: Counter;
   private readonly sendErrors: Counter;
   /** Gaps between two STATEs from the master we follow (liveness under load): the longest, and how many were late. */
+  /** The last STATE heard from the master: when, from whom, in which term (a gap is measured within one master's term). */
   private lastStateAt = -1;
+  private lastStateFrom = -1;
+  private lastStateTerm = -1;
   stateGapMaxMs = 0;
   private lateGaps: Counter;
   /** Called after every decision batch (the master's intake pumps its queue here). */
@@ -165,13 +168,16 @@ export class ClusterLink {
     }
     const now = this.clock.now();
     if (msg.type === 'STATE' && msg.sender === this.core.master) {
-      if (this.lastStateAt >= 0) {
+      // A new master (or term) starts a new series: the time without one is a failover, not a gap.
+      if (this.lastStateAt >= 0 && msg.sender === this.lastStateFrom && msg.term === this.lastStateTerm) {
         const gap = now - this.lastStateAt;
         this.stateGapMaxMs = Math.max(this.stateGapMaxMs, gap);
         if (gap > 2 * this.cfg.cluster.heartbeatMs) this.lateGaps.inc({ over: '2x_heartbeat' });
         if (gap > this.cfg.cluster.tmaxMs) this.lateGaps.inc({ over: 'tmax' });
       }
       this.lastStateAt = now;
+      this.lastStateFrom = msg.sender;
+      this.lastStateTerm = msg.term;
     }
     this.apply(this.core.receive(msg, now));
     if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE') this.onApp(msg);

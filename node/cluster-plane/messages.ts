@@ -24,6 +24,8 @@ export type ToPlane =
   | { t: 'observe'; loads: Array<[board: number, load: number]> }
   | { t: 'app'; type: AppMessage['type']; body: Record<string, unknown> }
   | { t: 'alive' }
+  /** A /metrics scrape: the plane answers with its counters as they are now. */
+  | { t: 'metrics' }
   | { t: 'close' };
 
 export interface PlaneState {

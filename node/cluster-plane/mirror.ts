@@ -38,6 +38,9 @@ export class ClusterMirror {
   private epochs: number[];
   private worker: Worker | undefined;
   private metricsText = '';
+  /** A scrape waiting for the plane's counters (concurrent scrapes share it). */
+  private metricsAsked: Promise<void> | undefined;
+  private metricsArrived: (() => void) | undefined;
   private flushQueued = false;
   private loadSent = -1;
   private ownSent = '';
@@ -132,6 +135,28 @@ export class ClusterMirror {
     return true;
   }
 
+  /**
+   * Fetch the plane's counters for a scrape, so /metrics shows them as they are now (a test or an
+   * operator reads a delta across an event). A plane that does not answer within 250 ms leaves
+   * the last text it sent.
+   */
+  refreshMetrics(): Promise<void> {
+    if (this.metricsAsked) return this.metricsAsked;
+    if (!this.worker || this.closed) return Promise.resolve();
+    this.metricsAsked = new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.metricsAsked = undefined;
+        this.metricsArrived = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, 250);
+      this.metricsArrived = done;
+      this.post({ t: 'metrics' });
+    });
+    return this.metricsAsked;
+  }
+
   close(): Promise<void> {
     if (this.closed) return this.closed;
     if (this.alive) clearInterval(this.alive);
@@ -153,7 +178,10 @@ export class ClusterMirror {
       if (m.events.length > 0) this.onEvents(m.events);
       this.afterApply();
     } else if (m.t === 'app') this.onApp(m.msg);
-    else if (m.t === 'metrics') this.metricsText = m.text;
+    else if (m.t === 'metrics') {
+      this.metricsText = m.text;
+      this.metricsArrived?.();
+    }
   }
 
   private adopt(s: PlaneState): void {

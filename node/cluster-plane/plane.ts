@@ -15,9 +15,6 @@ import { systemTransport, type Transport } from '../transport.ts';
 import { VipManager } from '../vip.ts';
 import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 
-/** How often the plane's counters go to the request thread (for /metrics). */
-const METRICS_EVERY_MS = 1000;
-
 export async function runPlane(data: PlaneData, port: MessagePort): Promise<void> {
   const { cfg } = data;
   const self = cfg.boards.find((b) => b.id === data.boardId)!;
@@ -69,7 +66,6 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       link.resume();
     }
   }, cfg.cluster.heartbeatMs);
-  const metricsTimer = setInterval(() => post({ t: 'metrics', text: metrics.render() }), METRICS_EVERY_MS);
 
   port.on('message', (m: ToPlane) => {
     const now = systemClock.now();
@@ -91,9 +87,11 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       case 'app':
         link.broadcastApp(m.type, m.body);
         break;
+      case 'metrics':
+        post({ t: 'metrics', text: metrics.render() });
+        break;
       case 'close':
         clearInterval(watchdog);
-        clearInterval(metricsTimer);
         link.close();
         void (vip?.release() ?? Promise.resolve()).then(() => {
           post({ t: 'closed' });

@@ -91,6 +91,7 @@ export class Router {
         case '/healthz':
           return sendJson(res, 200, { board: d.self.id, role: core.role === 'master' ? 'master' : 'node', state: core.role, term: core.term, master: core.master >= 0 ? d.cfg.boards[core.master]!.id : null });
         case '/metrics': {
+          await core.refreshMetrics();
           const text = d.metrics.render();
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
           res.end(text);

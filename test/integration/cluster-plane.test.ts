@@ -25,6 +25,16 @@ describe('the cluster plane', () => {
   });
   after(() => c.stop());
 
+  test('a /metrics scrape shows the plane\'s counters as they are at the scrape', async () => {
+    // The plane renders its counters when asked, not on a timer of its own: two scrapes five
+    // heartbeats (100 ms) apart see the STATEs heard in between.
+    const heard = () => metric(c.boards[1]!.url, 'ews_udp_received_total', { type: 'STATE' });
+    const first = await heard();
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await heard();
+    assert.ok(second > first, `STATEs heard: ${first} then ${second}`);
+  });
+
   test('the master\'s request thread stalled 500 ms and 1 s (over 8 × Tmax): it stays master, nobody takes over', async () => {
     const before = await view(1);
     assert.equal(before.master, 'b1');
