@@ -7,7 +7,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseConfig } from '../shared/config.ts';
-import { silentLogger } from '../shared/log.ts';
+import { silentLogger } from '../node/log.ts';
 import { DeviceManager } from '../node/devices/device-manager.ts';
 import { openRealPort } from '../node/devices/serial-line.ts';
 import { simulatedPortFactory } from '../dev/simulated-ports.ts';

@@ -4,7 +4,7 @@ import type { BoardConfig, Config } from '../shared/config.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { EwsError } from '../shared/errors.ts';
 import { FrameCodec } from '../shared/dispatch-frame.ts';
-import { createLogger, type Logger } from '../shared/log.ts';
+import { createLogger, type Logger } from './log.ts';
 import { Registry } from '../shared/metrics.ts';
 import { IdempotencyStore, idemWire } from '../shared/idempotency-store.ts';
 import { AuthGuard } from './auth/guard.ts';

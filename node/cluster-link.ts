@@ -8,7 +8,7 @@ import { createCodec, DROP_REASONS, type AppMessage, type Codec, type Message } 
 import { ReplayGuard } from '../shared/replay-guard.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Registry, Counter } from '../shared/metrics.ts';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from './log.ts';
 import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
 const EPOCH_MAX = 2 ** 48 - 1;

@@ -4,11 +4,11 @@
 // going out, and the cluster view pushed to SSE clients and MQTT.
 import type { Config } from '../shared/config.ts';
 import type { CoreEvent } from '../shared/election.ts';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from './log.ts';
 import type { AppMessage } from '../shared/protocol.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
 import { EwsError } from '../shared/errors.ts';
-import { sendError } from '../shared/http-io.ts';
+import { sendError } from './http/http-io.ts';
 import type { RevokedSessions } from './auth/revoked-sessions.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';

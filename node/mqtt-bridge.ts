@@ -6,7 +6,7 @@
 import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 import type { Loopback } from './loopback.ts';
 

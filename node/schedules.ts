@@ -3,7 +3,7 @@
 // request; when mastership moves, the new master's schedules take over.
 import { createTask, type ScheduledTask } from 'node-cron';
 import type { Config } from '../shared/config.ts';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 import type { Loopback } from './loopback.ts';
 

@@ -1,6 +1,7 @@
 // Booting one board from the command line: config checks (exit 2 naming the problem), the
 // board, SIGHUP reloads of the classification rules and the users, systemd readiness, a clean stop.
-import { ConfigError, loadConfig, startProblems, type Config } from '../shared/config.ts';
+import { ConfigError, startProblems, type Config } from '../shared/config.ts';
+import { loadConfig } from './config-file.ts';
 import { Board } from './board.ts';
 import { startSystemdNotify } from './sd-notify.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';

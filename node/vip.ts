@@ -5,7 +5,7 @@
 // first announcement learns it from the next); the announcements stop the moment it lets go.
 import { execFile, spawn } from 'node:child_process';
 import type { VipConfig } from '../shared/config.ts';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
 
 export interface CommandResult { code: number; stderr: string }

@@ -6,7 +6,7 @@ import type { Cancellation } from '../shared/cancel.ts';
 import type { Origin } from '../shared/dispatch-frame.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
-import { sendError, sendJson, type Answer } from '../shared/http-io.ts';
+import { sendError, sendJson, type Answer } from './http/http-io.ts';
 import { deviceCgi } from './cgi/devices.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';

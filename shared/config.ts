@@ -1,6 +1,5 @@
 // The cluster config: validated once at the edge into typed, frozen objects.
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
-import { readFileSync } from 'node:fs';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
@@ -282,22 +281,6 @@ export function parseConfig(raw: unknown): Config {
   if (scheduler === 'weakly-hard') classes.forEach((c, i) => { if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]'); });
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, tls, benchmarkHandlers });
-}
-
-export function loadConfig(file: string): Config {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ConfigError([`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`]);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError([`${file}: not valid JSON (${(e as Error).message})`]);
-  }
-  return parseConfig(raw);
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

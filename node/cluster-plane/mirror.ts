@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Logger } from '../log.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';

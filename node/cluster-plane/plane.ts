@@ -7,7 +7,7 @@
 // it), and the board rejoins as a node once the thread answers again.
 import type { MessagePort } from 'node:worker_threads';
 import type { CoreEvent } from '../../shared/election.ts';
-import { createLogger } from '../../shared/log.ts';
+import { createLogger } from '../log.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { ClusterLink } from '../cluster-link.ts';

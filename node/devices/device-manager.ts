@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { DeviceConfig } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Logger } from '../log.ts';
 import { readLine, sendLine } from './line-driver.ts';
 import { readModbus, writeModbus, type PointValue } from './modbus-driver.ts';
 import { PortWorker, type Priority } from './port-worker.ts';

@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { SerialSettings } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Logger } from '../log.ts';
 
 /** The part of serialport's SerialPort we use (SerialPortMock has it too). */
 export interface PortLike {

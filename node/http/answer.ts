@@ -1,6 +1,6 @@
 // Where a handler writes its answer: a client's ServerResponse, or, for a request that came over
 // the dispatch link, a captured answer that becomes one ANSWER frame. Handlers see only this.
-import type { Answer, HeaderValue } from '../../shared/http-io.ts';
+import type { Answer, HeaderValue } from './http-io.ts';
 
 /** An answer held in memory until `end`, then handed over whole (status, headers, body). */
 export class CapturedAnswer implements Answer {

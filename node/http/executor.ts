@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { sendError } from '../../shared/http-io.ts';
+import { sendError } from './http-io.ts';
 import { Cancel } from '../../shared/cancel.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';

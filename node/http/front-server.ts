@@ -8,8 +8,8 @@ import tls from 'node:tls';
 import type { TlsMaterial } from '../tls-material.ts';
 import type { LimitsConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { sendError } from '../../shared/http-io.ts';
-import type { Logger } from '../../shared/log.ts';
+import { sendError } from './http-io.ts';
+import type { Logger } from '../log.ts';
 import { LINK_MAGIC } from '../../shared/dispatch-frame.ts';
 
 export interface FrontHandlers {

@@ -4,10 +4,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { isEndToEnd, sendError } from '../../shared/http-io.ts';
+import { isEndToEnd, sendError } from './http-io.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Registry } from '../../shared/metrics.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Logger } from '../log.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
 import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempotency-store.ts';

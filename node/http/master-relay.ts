@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { boardAgent, type TlsMaterial } from '../tls-material.ts';
-import { endToEndHeaders, relayResponse, sendError } from '../../shared/http-io.ts';
+import { endToEndHeaders, relayResponse, sendError } from './http-io.ts';
 
 export class MasterRelay {
   private readonly agent: http.Agent;

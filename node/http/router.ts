@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { readBody, sendJson } from '../../shared/http-io.ts';
+import { readBody, sendJson } from './http-io.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';

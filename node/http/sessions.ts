@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { readBody, sendJson } from '../../shared/http-io.ts';
+import { readBody, sendJson } from './http-io.ts';
 import { type AuthGuard, COOKIE } from '../auth/guard.ts';
 import { NOBODY_HASH, PasswordVerifier } from '../auth/password.ts';
 import type { RevokedSessions } from '../auth/revoked-sessions.ts';

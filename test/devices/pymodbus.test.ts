@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../shared/log.ts';
+import { silentLogger } from '../../node/log.ts';
 import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../shared/log.ts';
+import { silentLogger } from '../../node/log.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../shared/log.ts';
+import { silentLogger } from '../../node/log.ts';
 import type { EwsError } from '../../shared/errors.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { simulatedPortFactory } from '../../dev/simulated-ports.ts';

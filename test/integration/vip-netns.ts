@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { startCommand, VipManager } from '../../node/vip.ts';
 import { Registry } from '../../shared/metrics.ts';
-import { silentLogger } from '../../shared/log.ts';
+import { silentLogger } from '../../node/log.ts';
 
 const ip = (...a: string[]) => execFileSync('ip', a, { encoding: 'utf8' });
 const has = (dev: string) => ip('-4', 'addr', 'show', 'dev', dev).includes('10.231.0.100/24');

@@ -11,9 +11,7 @@ const RUNTIME = ['shared', 'master', 'node'] as const;
 /** What each folder may import from (besides itself, node: builtins and packages). */
 const ALLOWED: Record<(typeof RUNTIME)[number], readonly string[]> = { shared: [], master: ['shared'], node: ['shared', 'master'] };
 /** Files that may be imported but not import I/O: the pure folders must not touch these modules. */
-const IO_MODULES = /^node:(fs|net|dgram|http|https|child_process|worker_threads|tls)$/;
-/** The few shared/ files that are I/O at the edge (reading bodies, config files, logs) until they move to node/. */
-const SHARED_IO_EXCEPTIONS = new Set(['shared/http-io.ts', 'shared/config.ts', 'shared/log.ts']);
+const IO_MODULES = /^(node:(fs|net|dgram|http|https|child_process|worker_threads|tls)|pino|serialport|@serialport\/.*|mqtt)$/;
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -41,7 +39,7 @@ test('layering: shared ← master ← node; the runtime imports no deploy, bench
           const target = relative(ROOT, resolve(dirname(file), spec));
           const folder = target.split('/')[0]!;
           if (folder !== top && !ALLOWED[top].includes(folder)) problems.push(`${rel} imports ${target} (${top}/ may use ${[top, ...ALLOWED[top]].join(', ')})`);
-        } else if (top !== 'node' && !typeOnly && IO_MODULES.test(spec) && !SHARED_IO_EXCEPTIONS.has(rel)) {
+        } else if (top !== 'node' && !typeOnly && IO_MODULES.test(spec)) {
           problems.push(`${rel} imports ${spec}: ${top}/ is pure (no I/O)`);
         }
       }

@@ -1,6 +1,6 @@
 // Reading bounded bodies and writing JSON/error answers; the only HTTP plumbing shared by roles.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EwsError, errorResponse } from './errors.ts';
+import { EwsError, errorResponse } from '../../shared/errors.ts';
 
 /** Reads the whole body, refusing (413) past maxBytes without buffering more than that. */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
