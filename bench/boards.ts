@@ -39,7 +39,7 @@ async function ews(n: number, shares: readonly number[] | undefined): Promise<Ta
   const cfg = {
     cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200, masterWork: process.env.BENCH_MASTER_WORK ?? 'forward' },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
-    limits: { maxInFlightPerBoard: C, maxConnections: 4096, maxQueue: 4096 },
+    limits: { inFlightPerBoardMax: C, connectionsMax: 4096, queueMax: 4096 },
     auth: { disabled: true },
     benchmarkHandlers: true,
   };

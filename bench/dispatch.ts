@@ -25,7 +25,7 @@ async function cluster(n: number): Promise<Cluster> {
   const cfg = {
     cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
-    limits: { maxInFlightPerBoard: 64, maxConnections: 4096 },
+    limits: { inFlightPerBoardMax: 64, connectionsMax: 4096 },
     auth: { disabled: true },
   };
   const file = join(mkdtempSync(join(tmpdir(), 'ews-bench-')), 'c.json');

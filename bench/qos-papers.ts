@@ -20,7 +20,7 @@ async function cluster(extra: Record<string, unknown>): Promise<{ base: string; 
   const ports = await freePorts(2 * BOARDS);
   const boards = Array.from({ length: BOARDS }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-qos-')), 'c.json');
-  writeFileSync(file, JSON.stringify({ cluster: { name: 'qos', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 }, boards, limits: { maxInFlightPerBoard: C, maxQueue: 5000, maxConnections: 8192 }, auth: { disabled: true }, ...extra }));
+  writeFileSync(file, JSON.stringify({ cluster: { name: 'qos', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 }, boards, limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 }, auth: { disabled: true }, ...extra }));
   const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'error' } }));
   const base = `http://127.0.0.1:${boards[0]!.httpPort}`;
   await waitFor('cluster up', async () => {

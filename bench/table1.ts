@@ -34,7 +34,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
   writeFileSync(file, JSON.stringify({
     cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 }, boards,
     classes: [{ name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS }, { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS }],
-    qos: { scheduler }, limits: { maxInFlightPerBoard: C, maxQueue: 5000, maxConnections: 8192 }, auth: { disabled: true },
+    qos: { scheduler }, limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 }, auth: { disabled: true },
   }));
   const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'error' } }));
   const urls = boards.map((b) => `http://127.0.0.1:${b.httpPort}`);

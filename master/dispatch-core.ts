@@ -74,7 +74,7 @@ export class DispatchCore<P> {
       runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)),
     };
     const q = cfg.qos;
-    this.scheduler = schedulerFor<Job<P>>(cfg, { maxQueueBytes: cfg.limits.maxQueueBytes, scanMax: SCAN_MAX });
+    this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
     this.reserve = new ReserveQueue(cfg.classes.length, q.admission?.reserveMax ?? 0);
     this.inflight = cfg.classes.map(() => 0);
     this.serviceMs = cfg.classes.map(() => 0);
@@ -84,7 +84,7 @@ export class DispatchCore<P> {
     this.all = cfg.boards.map((b) => b.index);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
-    if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.maxInFlightPerBoard, q.quota.gain);
+    if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.inFlightPerBoardMax, q.quota.gain);
   }
 
   /** Whether `period` must be called every qos.periodMs. */
@@ -146,7 +146,7 @@ export class DispatchCore<P> {
     this.release(job);
     const out: Effect<P>[] = [];
     const pool = job.candidates ?? this.all;
-    const retry = job.attempts < this.cfg.limits.maxDispatchAttempts && job.tried.length + 1 < pool.length && (job.safe || !delivered);
+    const retry = job.attempts < this.cfg.limits.dispatchAttemptsMax && job.tried.length + 1 < pool.length && (job.safe || !delivered);
     job.tried = [...job.tried, board];
     if (retry) {
       job.state = 'queued';
@@ -267,7 +267,7 @@ export class DispatchCore<P> {
   // ---- internals ----
 
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
-    const cap = this.cfg.limits.maxInFlightPerBoard;
+    const cap = this.cfg.limits.inFlightPerBoardMax;
     this.viewNow = nowMs;
     for (;;) {
       let chosen = -1;

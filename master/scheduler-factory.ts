@@ -9,7 +9,7 @@ export function schedulerFor<T extends QueueItem>(cfg: Config, limits: Scheduler
   const cls = cfg.classes;
   switch (cfg.qos.scheduler) {
     case 'dwfs':
-      return new DwfsScheduler<T>(cls, limits, { weights: cls.map((c) => c.weight), beta: cfg.qos.dwfsBeta, periodMs: cfg.qos.periodMs, C2: cfg.boards.length * cfg.limits.maxInFlightPerBoard, initialServiceMs: 100 });
+      return new DwfsScheduler<T>(cls, limits, { weights: cls.map((c) => c.weight), beta: cfg.qos.dwfsBeta, periodMs: cfg.qos.periodMs, C2: cfg.boards.length * cfg.limits.inFlightPerBoardMax, initialServiceMs: 100 });
     case 'fpd':
       return new FpdScheduler<T>(cls, limits, cls.map((c) => c.share), cfg.qos.historyK);
     case 'weakly-hard':

@@ -6,12 +6,12 @@ import { LinkedQueue, type QueueNode } from './linked-queue.ts';
 export interface QueueItem {
   /** Class index (into config.classes). */
   readonly cls: number;
-  /** Body bytes held while queued (counted against maxQueueBytes). */
+  /** Body bytes held while queued (counted against queueBytesMax). */
   readonly bytes: number;
   readonly enqueuedMs: number;
 }
 
-export interface ClassBounds { readonly priority: number; readonly maxQueue: number; readonly deadlineMs: number }
+export interface ClassBounds { readonly priority: number; readonly queueMax: number; readonly deadlineMs: number }
 
 /** How a request ended, fed back to schedulers that learn from it (QoS). */
 export interface Outcome {
@@ -47,7 +47,7 @@ export interface Scheduler<T extends QueueItem> {
   state(): Record<string, number | string | number[] | string[]>;
 }
 
-export interface SchedulerLimits { readonly maxQueueBytes: number; readonly scanMax: number }
+export interface SchedulerLimits { readonly queueBytesMax: number; readonly scanMax: number }
 
 /** Per-class FIFOs with bounds; subclasses choose which class goes next. */
 abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
@@ -64,8 +64,8 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   enqueue(item: T): EnqueueResult {
     const q = this.queues[item.cls];
     if (!q) throw new Error(`invariant: unknown class ${item.cls}`);
-    if (q.size >= this.classes[item.cls]!.maxQueue) return 'class-full';
-    if (this.heldBytes + item.bytes > this.limits.maxQueueBytes) return 'bytes-full';
+    if (q.size >= this.classes[item.cls]!.queueMax) return 'class-full';
+    if (this.heldBytes + item.bytes > this.limits.queueBytesMax) return 'bytes-full';
     this.where.set(item, q.push({ item, seq: this.seq++ }));
     this.heldBytes += item.bytes;
     return 'ok';

@@ -114,7 +114,7 @@ export class Board {
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
     this.link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
-    const frames = new FrameCodec(cfg.cluster.key, l.maxBodyBytes + l.maxHeaderBytes + 1024);
+    const frames = new FrameCodec(cfg.cluster.key, l.bodyBytesMax + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, this.link, worker, metrics, this.link.bootEpoch);
     this.intake = new Intake({
@@ -144,7 +144,7 @@ export class Board {
     });
     this.front = new FrontServer(l, {
       request: (req, res) => router.handle(req, res),
-      link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.maxInFlightPerBoard),
+      link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax),
       accept: () => transport.accepting(),
     }, log, opts.tls);
     this.stopMetrics = boardMetrics(metrics, this.link, () => this.view(), this.devices, this.idem);

@@ -4,6 +4,12 @@ export type Raw = Record<string, unknown>;
 export const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Collects problems while reading fields; never throws until `done`. */
+/** Keys of earlier versions, and their names now: a config that uses one gets told the new name. */
+const RENAMED: Readonly<Record<string, string>> = {
+  maxHeaderBytes: 'headerBytesMax', maxBodyBytes: 'bodyBytesMax', maxQueue: 'queueMax', maxQueueBytes: 'queueBytesMax',
+  maxInFlightPerBoard: 'inFlightPerBoardMax', maxConnections: 'connectionsMax', maxDispatchAttempts: 'dispatchAttemptsMax',
+};
+
 export class Reader {
   readonly problems: string[] = [];
   bad(path: string, problem: string): void {
@@ -21,7 +27,11 @@ export class Reader {
     return v;
   }
   noUnknown(v: Raw, path: string, allowed: readonly string[]): void {
-    for (const k of Object.keys(v)) if (!allowed.includes(k)) this.bad(`${path}.${k}`, 'unknown key');
+    for (const k of Object.keys(v)) {
+      if (allowed.includes(k)) continue;
+      const now = RENAMED[k];
+      this.bad(`${path}.${k}`, now && allowed.includes(now) ? `was renamed ${now} (limits name their unit or bound last)` : 'unknown key');
+    }
   }
   str(o: Raw, key: string, path: string, def?: string): string {
     const v = o[key];

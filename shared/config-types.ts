@@ -51,8 +51,8 @@ export interface ClassConfig {
   readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
   /** QoS: DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
   readonly weight: number; readonly share: number; readonly mk: { m: number; k: number } | undefined; readonly targetMs: number;
-  /** Per-class queue bound (defaults to limits.maxQueue). */
-  readonly maxQueue: number;
+  /** Per-class queue bound (defaults to limits.queueMax). */
+  readonly queueMax: number;
   /** A request still queued after this long is answered 503 instead of being served late. */
   readonly deadlineMs: number;
 }
@@ -72,11 +72,11 @@ export interface QosConfig {
   readonly quota: QuotaConfig | undefined;
 }
 export interface LimitsConfig {
-  readonly maxHeaderBytes: number; readonly maxBodyBytes: number;
-  readonly maxQueue: number; readonly maxQueueBytes: number;
-  readonly maxInFlightPerBoard: number; readonly maxConnections: number;
+  readonly headerBytesMax: number; readonly bodyBytesMax: number;
+  readonly queueMax: number; readonly queueBytesMax: number;
+  readonly inFlightPerBoardMax: number; readonly connectionsMax: number;
   readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
-  readonly maxDispatchAttempts: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
+  readonly dispatchAttemptsMax: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
   readonly sseClientsMax: number;
   /** `/api/events` listeners one user may hold on a board. */
   readonly sseClientsPerUserMax: number;

@@ -13,9 +13,9 @@ export type * from './config-types.ts';
 import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
-  maxHeaderBytes: 8192, maxBodyBytes: 65536, maxQueue: 1000, maxQueueBytes: 4 * 1024 * 1024,
-  maxInFlightPerBoard: 16, maxConnections: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
-  keepAliveTimeoutMs: 5_000, maxDispatchAttempts: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
+  headerBytesMax: 8192, bodyBytesMax: 65536, queueMax: 1000, queueBytesMax: 4 * 1024 * 1024,
+  inFlightPerBoardMax: 16, connectionsMax: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_000, dispatchAttemptsMax: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
   sseClientsMax: 32, sseClientsPerUserMax: 4, loginsWaitingMax: 4, revokedSessionsMax: 10_000, serialQueueMax: 32, serialBackoffMaxMs: 5000, idempotencyKeysMax: 1000, idempotencyTtlMs: 600_000,
 };
 
@@ -120,8 +120,8 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
   const list = r.arr(raw, 'classes', '', false);
   if (!list) {
     return [
-      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
-      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], maxQueue: limits.maxQueue, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
+      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], queueMax: limits.queueMax, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
+      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], queueMax: limits.queueMax, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
     ];
   }
   if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
@@ -133,7 +133,7 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
       return;
     }
     // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
-    r.noUnknown(c, p, ['name', 'priority', 'match', 'maxQueue', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
+    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
     const name = r.str(c, 'name', p);
     const priority = r.int(c, 'priority', p, i, 0, 99);
     const match: MatchRule[] = [];
@@ -177,7 +177,7 @@ function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
       if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => Number.isInteger(x)) || v[0] < 0 || v[1] < 1 || v[1] > 64 || v[0] > v[1]) r.bad(`${p}.mk`, 'must be [m, k] with 0 <= m <= k <= 64');
       else mk = { m: v[0] as number, k: v[1] as number };
     }
-    out.push({ name, priority, match, maxQueue: r.int(c, 'maxQueue', p, limits.maxQueue, 1, 1_000_000), deadlineMs, weight, share: num(r, c, 'share', p, weight, 0.001, 1000), mk, targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000) });
+    out.push({ name, priority, match, queueMax: r.int(c, 'queueMax', p, limits.queueMax, 1, 1_000_000), deadlineMs, weight, share: num(r, c, 'share', p, weight, 0.001, 1000), mk, targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000) });
   });
   const names = new Set<string>();
   out.forEach((c, i) => {
@@ -192,11 +192,11 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
   const d = LIMIT_DEFAULTS;
   const lim = (k: keyof LimitsConfig, min: number, max: number) => r.int(l, k, 'limits', d[k], min, max);
   return {
-    maxHeaderBytes: lim('maxHeaderBytes', 1024, 1 << 20), maxBodyBytes: lim('maxBodyBytes', 0, 64 << 20),
-    maxQueue: lim('maxQueue', 1, 1_000_000), maxQueueBytes: lim('maxQueueBytes', 0, 1 << 30),
-    maxInFlightPerBoard: lim('maxInFlightPerBoard', 1, 10_000), maxConnections: lim('maxConnections', 1, 1_000_000),
+    headerBytesMax: lim('headerBytesMax', 1024, 1 << 20), bodyBytesMax: lim('bodyBytesMax', 0, 64 << 20),
+    queueMax: lim('queueMax', 1, 1_000_000), queueBytesMax: lim('queueBytesMax', 0, 1 << 30),
+    inFlightPerBoardMax: lim('inFlightPerBoardMax', 1, 10_000), connectionsMax: lim('connectionsMax', 1, 1_000_000),
     requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000), headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
-    keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), maxDispatchAttempts: lim('maxDispatchAttempts', 1, 10),
+    keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), dispatchAttemptsMax: lim('dispatchAttemptsMax', 1, 10),
     udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
     sseClientsMax: lim('sseClientsMax', 0, 10_000), sseClientsPerUserMax: lim('sseClientsPerUserMax', 1, 10_000),
     loginsWaitingMax: lim('loginsWaitingMax', 0, 64), revokedSessionsMax: lim('revokedSessionsMax', 16, 100_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
@@ -267,12 +267,12 @@ export function parseConfig(raw: unknown): Config {
   const tls = t && { certFile: r.str(t, 'certFile', 'tls'), keyFile: r.str(t, 'keyFile', 'tls'), caFile: t.caFile === undefined ? undefined : r.str(t, 'caFile', 'tls') };
   const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);
   // Relations between limits, checked once here rather than discovered at run time.
-  if (limits.maxInFlightPerBoard * Math.max(1, boards.length) > limits.maxConnections) r.bad('limits.maxConnections', 'must be at least maxInFlightPerBoard × boards');
+  if (limits.inFlightPerBoardMax * Math.max(1, boards.length) > limits.connectionsMax) r.bad('limits.connectionsMax', 'must be at least inFlightPerBoardMax × boards');
   const idemPacket = IDEM_RECORD_BYTES_MAX + HEADER_BYTES + TAG_BYTES;
   if (limits.udpPacketBytesMax < idemPacket) r.bad('limits.udpPacketBytesMax', `must be at least ${idemPacket} so an idempotency record fits one packet`);
-  if (limits.maxQueueBytes < limits.maxBodyBytes) r.bad('limits.maxQueueBytes', 'must be at least maxBodyBytes (a request of the largest body must be able to wait)');
-  const inFlight = limits.maxInFlightPerBoard * Math.max(1, boards.length);
-  if (limits.forwardReplayWindow < 2 * inFlight) r.bad('limits.forwardReplayWindow', `must be at least 2 × maxInFlightPerBoard × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
+  if (limits.queueBytesMax < limits.bodyBytesMax) r.bad('limits.queueBytesMax', 'must be at least bodyBytesMax (a request of the largest body must be able to wait)');
+  const inFlight = limits.inFlightPerBoardMax * Math.max(1, boards.length);
+  if (limits.forwardReplayWindow < 2 * inFlight) r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   // Read before the first throw, so every problem is reported at once.
   const qos: QosConfig = {
     scheduler: scheduler as SchedulerName, periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000), historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),

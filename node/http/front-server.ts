@@ -27,7 +27,7 @@ export class FrontServer {
 
   constructor(l: LimitsConfig, h: FrontHandlers, log: Logger, secure?: TlsMaterial) {
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
-    this.http = http.createServer({ maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
+    this.http = http.createServer({ maxHeaderSize: l.headerBytesMax, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
       h.request(req, res).catch((err: unknown) => {
         if (!(err instanceof EwsError)) log.error({ err }, 'request failed');
         sendError(res, err);
@@ -65,7 +65,7 @@ export class FrontServer {
     } else {
       this.listener = net.createServer({ pauseOnConnect: true, noDelay: true }, onSocket);
     }
-    this.listener.maxConnections = l.maxConnections;
+    this.listener.maxConnections = l.connectionsMax;
   }
 
   listen(port: number, host: string): Promise<void> {

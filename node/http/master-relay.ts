@@ -11,7 +11,7 @@ export class MasterRelay {
   private readonly agent: http.Agent;
   private readonly request: typeof http.request;
   constructor(private readonly cfg: Config, private readonly self: BoardConfig, tls: TlsMaterial | undefined) {
-    ({ agent: this.agent, request: this.request } = boardAgent(tls, { keepAlive: true, maxSockets: cfg.limits.maxConnections, timeout: cfg.limits.keepAliveTimeoutMs }));
+    ({ agent: this.agent, request: this.request } = boardAgent(tls, { keepAlive: true, maxSockets: cfg.limits.connectionsMax, timeout: cfg.limits.keepAliveTimeoutMs }));
   }
 
   relay(master: number, req: IncomingMessage, res: ServerResponse, body: Buffer): void {

@@ -120,7 +120,7 @@ export class Router {
     }
     if (method === 'POST' && path === '/api/login') return d.sessions.login(req, res);
     if (method === 'POST' && path === '/api/logout') return d.sessions.logout(req, res);
-    const body = await readBody(req, d.cfg.limits.maxBodyBytes);
+    const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (core.role === 'master') {
       // Checked before anything is queued; only a verified session passes admission control.
       const who = d.guard.check(req, needFor(method, path), now);

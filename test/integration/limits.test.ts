@@ -8,13 +8,13 @@ describe('limits', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(2, (cfg) => {
-      cfg.limits = { maxBodyBytes: 1024, maxHeaderBytes: 2048, headersTimeoutMs: 500 };
+      cfg.limits = { bodyBytesMax: 1024, headerBytesMax: 2048, headersTimeoutMs: 500 };
     });
     await converged(c);
   });
   after(() => c.stop());
 
-  test('a body over maxBodyBytes: 413 with the coded error, on the master and on a node', async () => {
+  test('a body over bodyBytesMax: 413 with the coded error, on the master and on a node', async () => {
     for (const b of c.boards) {
       const r = await fetch(`${b.url}/cgi-bin/echo`, { method: 'POST', body: 'x'.repeat(1025) });
       assert.equal(r.status, 413);
@@ -25,7 +25,7 @@ describe('limits', () => {
     assert.equal(((await ok.json()) as { bytes: number }).bytes, 1024);
   });
 
-  test('headers over maxHeaderBytes: 431', async () => {
+  test('headers over headerBytesMax: 431', async () => {
     const res = await rawRequest(c.boards[0]!.httpPort, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`);
     assert.match(res, /^HTTP\/1\.1 431/);
   });

@@ -10,7 +10,7 @@ describe('priority queue with one request per board', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(3, (cfg) => {
-      cfg.limits = { maxInFlightPerBoard: 1 };
+      cfg.limits = { inFlightPerBoardMax: 1 };
       Object.assign(cfg.cluster as object, { masterWork: 'share' }); // three slots: the master's too
     });
     await converged(c);
@@ -53,7 +53,7 @@ describe('fifo scheduler (the paper\'s baseline)', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(1, (cfg) => {
-      cfg.limits = { maxInFlightPerBoard: 1 };
+      cfg.limits = { inFlightPerBoardMax: 1 };
       cfg.qos = { scheduler: 'fifo' };
     });
     await converged(c);
@@ -79,7 +79,7 @@ describe('bounded queue', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(1, (cfg) => {
-      cfg.limits = { maxInFlightPerBoard: 1, maxQueue: 3 };
+      cfg.limits = { inFlightPerBoardMax: 1, queueMax: 3 };
     });
     await converged(c);
   });

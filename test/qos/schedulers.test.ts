@@ -8,8 +8,8 @@ import { MuPattern, WeaklyHardScheduler } from '../../master/qos/weakly-hard.ts'
 import { proportions, ResponseLog } from '../../master/qos/response-log.ts';
 
 interface Item extends QueueItem { name: string }
-const bounds = (n: number) => Array.from({ length: n }, (_, i) => ({ priority: i, maxQueue: 1000, deadlineMs: 1e9 }));
-const limits = { maxQueueBytes: 1 << 30, scanMax: 16 };
+const bounds = (n: number) => Array.from({ length: n }, (_, i) => ({ priority: i, queueMax: 1000, deadlineMs: 1e9 }));
+const limits = { queueBytesMax: 1 << 30, scanMax: 16 };
 const item = (name: string, cls: number, enqueuedMs = 0): Item => ({ name, cls, enqueuedMs, bytes: 0 });
 const all = () => true;
 const outcome = (level: number, met = true) => ({ responseMs: 1, level, levels: 3, deadlineMet: met });

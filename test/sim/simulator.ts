@@ -105,7 +105,7 @@ export class ClusterSim {
     this.cfg = parseConfig({
       cluster: { name: 'sim', key: KEY.toString('hex'), broadcast: 'peers', ...opts.timing, ...(opts.masterWork ? { masterWork: opts.masterWork } : {}) },
       boards: Array.from({ length: opts.boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
-      limits: { maxInFlightPerBoard: opts.capacity, maxQueue: 64, requestTimeoutMs: 5000 },
+      limits: { inFlightPerBoardMax: opts.capacity, queueMax: 64, requestTimeoutMs: 5000 },
       classes: [{ name: 'control', priority: 0, deadlineMs: 3000, match: [{ pathPrefix: '/' }] }],
       auth: { disabled: true },
     });

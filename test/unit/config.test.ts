@@ -31,7 +31,7 @@ test('a minimal config gets the documented defaults and is frozen', () => {
   assert.equal(c.boards[1]!.index, 1);
   assert.deepEqual(c.classes.map((k) => [k.name, k.priority]), [['control', 0], ['browse', 1]]);
   assert.equal(c.qos.scheduler, 'priority');
-  assert.equal(c.limits.maxQueue, 1000);
+  assert.equal(c.limits.queueMax, 1000);
   assert.ok(Object.isFrozen(c.cluster) && Object.isFrozen(c.boards[0]));
 });
 
@@ -41,7 +41,7 @@ test('every problem is reported as path: problem, all at once', () => {
   raw.cluster.heartbeatMs = 300;
   raw.cluster.tmaxMs = 500;
   raw.boards.push({ id: 'ews1', address: 'nope', colour: 'red' });
-  raw.limits = { maxQueue: 0 };
+  raw.limits = { queueMax: 0 };
   raw.bogus = 1;
   raw.qos = { periodMs: 1 }; // read after the first batch of checks: it used to go unreported
   raw.cluster.masterWork = 'sometimes';
@@ -52,11 +52,19 @@ test('every problem is reported as path: problem, all at once', () => {
     'boards[2].address: must be an IPv4 address',
     'boards[2].colour: unknown key',
     'boards[2].id: duplicate of boards[0]',
-    'limits.maxQueue: must be between 1 and',
+    'limits.queueMax: must be between 1 and',
     '.bogus: unknown key',
     'qos.periodMs: must be between 10 and 600000',
     'cluster.masterWork: must be "forward", "spill" or "share"',
   ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+});
+
+test('a limit under its old name is reported with its new name', () => {
+  const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
+  raw.limits = { maxQueue: 10, maxInFlightPerBoard: 4 };
+  raw.classes = [{ name: 'c', match: [{ pathPrefix: '/' }], maxQueue: 5 }];
+  const p = problems(raw);
+  for (const want of ['limits.maxQueue: was renamed queueMax', 'limits.maxInFlightPerBoard: was renamed inFlightPerBoardMax', 'classes[0].maxQueue: was renamed queueMax']) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
 });
 
 test('missing key, bad broadcast, bad vip, bad class rules, bad scheduler', () => {
@@ -121,12 +129,12 @@ test('ews start refuses a short key and a config without auth (exit 2)', () => {
 
 test('relations between limits are checked at load, naming the key', () => {
   const raw = valid() as Record<string, any>;
-  raw.limits = { udpPacketBytesMax: 300, maxBodyBytes: 1 << 20, maxQueueBytes: 1 << 19, forwardReplayWindow: 64, maxInFlightPerBoard: 40 };
+  raw.limits = { udpPacketBytesMax: 300, bodyBytesMax: 1 << 20, queueBytesMax: 1 << 19, forwardReplayWindow: 64, inFlightPerBoardMax: 40 };
   const p = problems(raw);
   for (const want of [
     'limits.udpPacketBytesMax: must be at least 461 so an idempotency record fits one packet',
-    'limits.maxQueueBytes: must be at least maxBodyBytes',
-    'limits.forwardReplayWindow: must be at least 2 × maxInFlightPerBoard × boards',
+    'limits.queueBytesMax: must be at least bodyBytesMax',
+    'limits.forwardReplayWindow: must be at least 2 × inFlightPerBoardMax × boards',
   ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
 });
 

@@ -7,10 +7,10 @@ import { parseConfig } from '../../shared/config.ts';
 
 interface Item extends QueueItem { name: string }
 const classes = [
-  { priority: 0, maxQueue: 3, deadlineMs: 1000 },
-  { priority: 1, maxQueue: 3, deadlineMs: 5000 },
+  { priority: 0, queueMax: 3, deadlineMs: 1000 },
+  { priority: 1, queueMax: 3, deadlineMs: 5000 },
 ];
-const limits = { maxQueueBytes: 100, scanMax: 16 };
+const limits = { queueBytesMax: 100, scanMax: 16 };
 const item = (name: string, cls: number, enqueuedMs = 0, bytes = 0): Item => ({ name, cls, enqueuedMs, bytes });
 const takeAll = (s: ReturnType<typeof createScheduler<Item>>, can = (_: Item) => true) => {
   const out: string[] = [];
@@ -34,7 +34,7 @@ test('bounds: per-class length and total bytes, at the limit exactly', () => {
   const s = createScheduler<Item>('priority', classes, limits);
   for (let i = 0; i < 3; i++) assert.equal(s.enqueue(item(`H${i}`, 0)), 'ok');
   assert.equal(s.enqueue(item('H3', 0)), 'class-full');
-  assert.equal(s.enqueue(item('L0', 1, 0, 100)), 'ok', 'exactly maxQueueBytes fits');
+  assert.equal(s.enqueue(item('L0', 1, 0, 100)), 'ok', 'exactly queueBytesMax fits');
   assert.equal(s.enqueue(item('L1', 1, 0, 1)), 'bytes-full');
   assert.equal(s.bytes(), 100);
   assert.equal(s.size(), 4);
