@@ -1,6 +1,7 @@
 // Which boards may serve a request: a device's control goes only to the boards it is attached to.
 import type { DeviceConfig } from '../shared/device-config.ts';
 import { EwsError } from '../shared/errors.ts';
+import type { IdemCheck, IdemRecord } from '../shared/idempotency-store.ts';
 
 const DEVICE_PATH = /^\/cgi-bin\/devices\/([^/?]+)(?:\/([^/?]+))?\/?$/;
 
@@ -17,4 +18,25 @@ export function deviceTarget(path: string, method: string, devices: readonly Dev
   const action = m[2] === undefined ? 'read' : decodeURIComponent(m[2]);
   if (m[2] === undefined ? method !== 'GET' : method !== 'POST') throw new EwsError('METHOD_NOT_ALLOWED', m[2] === undefined ? 'read a device with GET' : 'run an action with POST');
   return { device, action };
+}
+
+/** What to do with a device command whose Idempotency-Key the master has seen (`check`). */
+export type KeyRoute =
+  | { kind: 'boards'; boards: readonly number[] }
+  | { kind: 'replay'; rec: IdemRecord; body: string }
+  | { kind: 'refuse'; code: 'IDEMPOTENCY_CONFLICT' | 'IDEMPOTENCY_UNKNOWN' };
+
+/**
+ * A retry is answered from its record when the record holds the answer; otherwise it goes to the
+ * board that ran (or is running) the first attempt while that board is up, so it joins that run
+ * or replays its answer instead of meeting a pending record elsewhere. A key whose board died
+ * between the device and the record is never sent anywhere again.
+ */
+export function keyRoute(check: IdemCheck, attach: readonly number[], running: (board: number) => boolean): KeyRoute {
+  if (check.kind === 'conflict') return { kind: 'refuse', code: 'IDEMPOTENCY_CONFLICT' };
+  if (check.kind === 'unknown') return { kind: 'refuse', code: 'IDEMPOTENCY_UNKNOWN' };
+  if (check.kind === 'done' && check.rec.body !== undefined) return { kind: 'replay', rec: check.rec, body: check.rec.body };
+  const holder = check.kind === 'pending' ? check.board : check.kind === 'done' ? check.rec.board : -1;
+  if (holder >= 0 && attach.includes(holder) && running(holder)) return { kind: 'boards', boards: [holder] };
+  return { kind: 'boards', boards: attach };
 }

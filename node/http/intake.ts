@@ -12,7 +12,7 @@ import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
 import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempotency-store.ts';
 import { createClassifier, type Classifier } from '../../master/classify.ts';
-import { deviceTarget } from '../../master/device-route.ts';
+import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, OUTCOMES, type Effect, type Job } from '../../master/dispatch-core.ts';
 import { cpuCapacityCores } from '../cpu-capacity.ts';
 import type { DispatchClient } from './dispatch-link.ts';
@@ -241,18 +241,13 @@ export class Intake {
   private routeDevice(attach: number[], method: string, path: string, req: IncomingMessage, res: ServerResponse, body: Buffer, clsName: string): readonly number[] | undefined | null {
     const key = req.headers['idempotency-key'];
     if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
-    const c = this.d.idempotency.check(key, requestHash('POST', path, body), Date.now());
-    if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
-    // Started on a board that died before recording the outcome: never sent anywhere again.
-    if (c.kind === 'unknown') throw new EwsError('IDEMPOTENCY_UNKNOWN');
-    if (c.kind === 'done' && c.rec.body !== undefined) {
-      res.writeHead(c.rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.rec.body), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[c.rec.board]!.id, 'x-ews-class': clsName });
-      res.end(c.rec.body);
-      return null;
-    }
-    const holder = c.kind === 'pending' ? c.board : c.kind === 'done' ? c.rec.board : -1;
-    if (holder >= 0 && attach.includes(holder) && this.d.core.table.runstate(holder) === 1) return [holder];
-    return attach;
+    const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
+    if (r.kind === 'refuse') throw new EwsError(r.code);
+    if (r.kind === 'boards') return r.boards;
+    const { rec, body: answer } = r;
+    res.writeHead(rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(answer), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[rec.board]!.id, 'x-ews-class': clsName });
+    res.end(answer);
+    return null;
   }
 
   private peer(req: IncomingMessage): string {

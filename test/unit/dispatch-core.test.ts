@@ -5,13 +5,14 @@ import { parseConfig } from '../../shared/config.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import { DispatchCore, SPILL_BELOW, type Effect, type JobInfo } from '../../master/dispatch-core.ts';
 
-function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'share') {
+function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'share', qos?: Record<string, unknown>) {
   const cfg = parseConfig({
     cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, masterWork },
     boards: Array.from({ length: boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
     classes: [{ name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] }, { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] }],
     limits: { inFlightPerBoardMax: 2, dispatchAttemptsMax: 2, requestTimeoutMs: 3000, ...limits },
     auth: { disabled: true },
+    ...(qos ? { qos } : {}),
   });
   const table = new StateTable(boards);
   for (let i = 0; i < boards; i++) table.join(i, 0);
@@ -152,4 +153,31 @@ test('masterWork spill: a busy master (event loop past SPILL_BELOW) keeps the ov
   assert.equal(core.queued(), 1);
   core.masterBusy(0.1);
   assert.deepEqual(dispatches(core.pump(1)), ['r4@0'], 'room again: the master takes it');
+});
+
+test('OVERLOADED: content adaptation at its lowest level sheds pages, never device control', () => {
+  // Every answer priced far over capacity: the controller lowers the content level to 0 (no tree).
+  const { core } = setup({}, 3, 'share', { periodMs: 100, adaptation: { trees: 3, targetUtilization: 0.5, k: 1, a: 1, b: 0 } });
+  let t = 0;
+  for (let p = 0; p < 50 && (core.qosState().G as number) > 0; p++) {
+    const { job } = core.submit('warm', info({ cls: 1, page: true }), t);
+    core.finished(job, 100, t + 1);
+    t += 100;
+    core.period(t);
+  }
+  assert.equal(core.qosState().G, 0, 'the content level reached 0');
+  const page = core.submit('page', info({ cls: 1, page: true }), t);
+  assert.deepEqual(page.effects.map((e) => (e.kind === 'refuse' ? e.code : e.kind)), ['OVERLOADED']);
+  const control = core.submit('cmd', info({ cls: 0 }), t);
+  assert.equal(dispatches(control.effects).length, 1, 'device control is never adapted away');
+});
+
+test('step-down hand-off: drain returns every waiting job in arrival order (the new master classifies them again) and leaves nothing behind', () => {
+  const { core } = setup({ inFlightPerBoardMax: 1 }, 1);
+  core.submit('busy', info(), 0);
+  for (const [name, cls] of [['p1', 1], ['c1', 0], ['p2', 1], ['c2', 0]] as const) core.submit(name, info({ cls }), 1);
+  const drained = core.drain();
+  assert.deepEqual(drained.map((j) => j.payload), ['p1', 'c1', 'p2', 'c2']);
+  assert.ok(drained.every((j) => j.state === 'done'), 'a drained job is no longer the core\'s');
+  assert.equal(core.queued(), 0);
 });

@@ -60,3 +60,33 @@ test('executor: one run per key; a concurrent retry waits for it; failures befor
   assert.equal(offline.status, 503);
   assert.equal((await ex.run('k2', 'h', async () => ({ status: 200, body: '{"second":true}' }))).body, '{"second":true}', 'a 503 before the device leaves the key free');
 });
+
+test('executor: a key pending on another board is IDEMPOTENCY_PENDING here, never a second run', async () => {
+  const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
+  const store = new IdempotencyStore(10, 60_000);
+  store.put(rec('k', 'pending', { board: 2, body: undefined, status: 202 }), 0);
+  const ex = new IdempotentExecutor(store, 0, () => 0, () => {});
+  let runs = 0;
+  await assert.rejects(ex.run('k', 'h1', async () => {
+    runs++;
+    return { status: 200, body: '{}' };
+  }), (e: { code?: string }) => e.code === 'IDEMPOTENCY_PENDING');
+  assert.equal(runs, 0);
+});
+
+test('key routing at the master: replay from the record, else the board that holds the key while it runs', async () => {
+  const { keyRoute } = await import('../../master/device-route.ts');
+  const up = new Set([1, 2]);
+  const running = (b: number) => up.has(b);
+  const attach = [1, 2];
+  assert.deepEqual(keyRoute({ kind: 'new' }, attach, running), { kind: 'boards', boards: [1, 2] });
+  assert.deepEqual(keyRoute({ kind: 'pending', board: 2 }, attach, running), { kind: 'boards', boards: [2] }, 'a retry joins the run on its board');
+  const done = rec('k', 'done', { board: 2 });
+  assert.deepEqual(keyRoute({ kind: 'done', rec: done }, attach, running), { kind: 'replay', rec: done, body: '{"ok":true}' });
+  const big = rec('k', 'done', { board: 2, body: undefined });
+  assert.deepEqual(keyRoute({ kind: 'done', rec: big }, attach, running), { kind: 'boards', boards: [2] }, 'an answer too large to replicate is replayed by its board');
+  up.delete(2);
+  assert.deepEqual(keyRoute({ kind: 'pending', board: 2 }, attach, running), { kind: 'boards', boards: [1, 2] }, 'its board down: any attached board (which answers IDEMPOTENCY_PENDING from the record)');
+  assert.deepEqual(keyRoute({ kind: 'conflict' }, attach, running), { kind: 'refuse', code: 'IDEMPOTENCY_CONFLICT' });
+  assert.deepEqual(keyRoute({ kind: 'unknown', board: 2 }, attach, running), { kind: 'refuse', code: 'IDEMPOTENCY_UNKNOWN' });
+});
