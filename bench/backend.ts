@@ -5,32 +5,40 @@
 import http from 'node:http';
 
 const port = Number(process.argv[2]);
-let served = 0, wastedMs = 0;
-http.createServer((req, res) => {
-  if (req.url === '/stats') return void res.end(JSON.stringify({ served, wastedMs }));
-  const u = new URL(req.url ?? '/', 'http://x');
-  const ms = Number(u.searchParams.get('ms') ?? 0);
-  if (u.pathname === '/cgi-bin/burn') {
-    // The CPU-bound CGI, as an ews board's benchmark handler burns it.
-    const cpu = (): number => { const c = process.cpuUsage(); return c.user + c.system; };
-    const until = cpu() + ms * 1000;
-    let x = 0;
-    while (cpu() < until) for (let i = 0; i < 1000; i++) x += Math.sqrt(i);
-    served++;
-    const body = JSON.stringify({ ok: true, burnedMs: ms, x: x > 0 });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    return void res.end(body);
-  }
-  let gone = false;
-  res.on('close', () => { if (!res.writableFinished) gone = true; });
-  setTimeout(() => {
-    served++;
-    if (gone || res.destroyed) {
-      wastedMs += ms;
-      return;
+let served = 0,
+  wastedMs = 0;
+http
+  .createServer((req, res) => {
+    if (req.url === '/stats') return void res.end(JSON.stringify({ served, wastedMs }));
+    const u = new URL(req.url ?? '/', 'http://x');
+    const ms = Number(u.searchParams.get('ms') ?? 0);
+    if (u.pathname === '/cgi-bin/burn') {
+      // The CPU-bound CGI, as an ews board's benchmark handler burns it.
+      const cpu = (): number => {
+        const c = process.cpuUsage();
+        return c.user + c.system;
+      };
+      const until = cpu() + ms * 1000;
+      let x = 0;
+      while (cpu() < until) for (let i = 0; i < 1000; i++) x += Math.sqrt(i);
+      served++;
+      const body = JSON.stringify({ ok: true, burnedMs: ms, x: x > 0 });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      return void res.end(body);
     }
-    const body = JSON.stringify({ ok: true, ms });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  }, ms);
-}).listen(port, '127.0.0.1');
+    let gone = false;
+    res.on('close', () => {
+      if (!res.writableFinished) gone = true;
+    });
+    setTimeout(() => {
+      served++;
+      if (gone || res.destroyed) {
+        wastedMs += ms;
+        return;
+      }
+      const body = JSON.stringify({ ok: true, ms });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    }, ms);
+  })
+  .listen(port, '127.0.0.1');

@@ -7,7 +7,7 @@
 // run, HAProxy in board 1's cgroup. Then, unconstrained, one same-run wrk comparison: the 3-board
 // master against HAProxy + 3 plain servers, one board against a plain Node server.
 // Writes bench/results/boards.{md,json,svg}.
-import { stopAll } from './stop-all.ts';
+
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,8 +15,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
-import { cgroupsAvailable, cpuGroup, type CpuGroup } from './cgroup.ts';
+import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
+import { stopAll } from './stop-all.ts';
 import { lineChart } from './svg.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -27,9 +28,19 @@ const C = 16;
 const WORKLOADS = { io: '/cgi-bin/echo?ms=20', cpu: '/cgi-bin/burn?ms=2' } as const;
 type Workload = keyof typeof WORKLOADS;
 
-interface Target { url: string; groups: CpuGroup[]; pids: number[]; stop(): Promise<void> }
-interface Wrk { rps: number; p50Ms: number; p99Ms: number; errors: number; requests: number }
-
+interface Target {
+  url: string;
+  groups: CpuGroup[];
+  pids: number[];
+  stop(): Promise<void>;
+}
+interface Wrk {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  requests: number;
+}
 
 const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares.map((s, i) => cpuGroup(`${tag}-${i + 1}`, s));
 
@@ -37,7 +48,16 @@ const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares
 async function ews(n: number, shares: readonly number[] | undefined): Promise<Target> {
   const ports = await freePorts(2 * n);
   const cfg = {
-    cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200, masterWork: process.env.BENCH_MASTER_WORK ?? 'forward' },
+    cluster: {
+      name: 'bench',
+      key: randomBytes(32).toString('hex'),
+      broadcast: 'peers',
+      heartbeatMs: 100,
+      tmaxMs: 1000,
+      tthresholdMs: 1000,
+      staggerMs: 200,
+      masterWork: process.env.BENCH_MASTER_WORK ?? 'forward',
+    },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: C, connectionsMax: 4096, queueMax: 4096 },
     auth: { disabled: true },
@@ -52,11 +72,24 @@ async function ews(n: number, shares: readonly number[] | undefined): Promise<Ta
     return p;
   });
   const url = `http://127.0.0.1:${cfg.boards[0]!.httpPort}`;
-  await waitFor('ews boards', async () => {
-    const v = (await (await fetch(`${url}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
-    return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
-  }, 30_000, 100);
-  return { url, groups, pids: procs.map((p) => p.pid!), stop: async () => { await stopAll(procs); for (const g of groups) g.remove(); } };
+  await waitFor(
+    'ews boards',
+    async () => {
+      const v = (await (await fetch(`${url}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+      return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
+    },
+    30_000,
+    100,
+  );
+  return {
+    url,
+    groups,
+    pids: procs.map((p) => p.pid!),
+    stop: async () => {
+      await stopAll(procs);
+      for (const g of groups) g.remove();
+    },
+  };
 }
 
 /** HAProxy (leastconn, maxconn C) in front of n plain servers; HAProxy shares board 1's group. */
@@ -69,7 +102,9 @@ async function haproxy(n: number, shares: readonly number[] | undefined): Promis
     return c;
   });
   const dir = mkdtempSync(join(tmpdir(), 'ews-haproxy-'));
-  writeFileSync(join(dir, 'haproxy.cfg'), `global
+  writeFileSync(
+    join(dir, 'haproxy.cfg'),
+    `global
   maxconn 8192
   nbthread 1
 defaults
@@ -85,13 +120,22 @@ frontend fe
 backend be
   balance leastconn
 ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n')}
-`);
+`,
+  );
   const hp = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
   groups[0]?.add(hp.pid!);
   procs.push(hp);
   const url = `http://127.0.0.1:${front}`;
   await waitFor('haproxy up', async () => (await fetch(`${url}/cgi-bin/echo?ms=1`)).ok, 20_000, 50);
-  return { url, groups, pids: procs.map((p) => p.pid!), stop: async () => { await stopAll(procs); for (const g of groups) g.remove(); } };
+  return {
+    url,
+    groups,
+    pids: procs.map((p) => p.pid!),
+    stop: async () => {
+      await stopAll(procs);
+      for (const g of groups) g.remove();
+    },
+  };
 }
 
 /** A plain Node HTTP server answering what a board's echo answers. */
@@ -137,7 +181,20 @@ const cpuOf = (pid: number): number => {
   return (Number(f[11]) + Number(f[12])) * 10_000;
 };
 
-interface Row { system: 'ews' | 'haproxy'; set: string; workload: Workload; boards: number; shares: readonly number[]; rps: number; p50Ms: number; p99Ms: number; errors: number; cpuPctPerBoard: number[]; entryCpuUsPerRequest: number; proxyCpuUsPerRequest?: number }
+interface Row {
+  system: 'ews' | 'haproxy';
+  set: string;
+  workload: Workload;
+  boards: number;
+  shares: readonly number[];
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  cpuPctPerBoard: number[];
+  entryCpuUsPerRequest: number;
+  proxyCpuUsPerRequest?: number;
+}
 
 async function measure(system: Row['system'], set: string, shares: readonly number[], workload: Workload): Promise<Row> {
   const t = system === 'ews' ? await ews(shares.length, shares) : await haproxy(shares.length, shares);
@@ -149,12 +206,22 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
     const used = t.groups.map((g, i) => g.usageUs() - before[i]!);
     const total = r.rps * SECONDS;
     const row: Row = {
-      system, set, workload, boards: shares.length, shares, rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, errors: r.errors,
+      system,
+      set,
+      workload,
+      boards: shares.length,
+      shares,
+      rps: r.rps,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      errors: r.errors,
       cpuPctPerBoard: used.map((u) => +((100 * u) / (SECONDS * 1e6)).toFixed(1)),
       entryCpuUsPerRequest: Math.round(used[0]! / Math.max(1, total)),
     };
     if (system === 'haproxy') row.proxyCpuUsPerRequest = Math.round((cpuOf(t.pids.at(-1)!) - hpBefore) / Math.max(1, total));
-    process.stdout.write(`${system.padEnd(8)} ${set.padEnd(10)} ${workload.padEnd(4)} ${String(r.rps).padStart(6)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms} err ${r.errors} cpu% ${row.cpuPctPerBoard.join('/')}\n`);
+    process.stdout.write(
+      `${system.padEnd(8)} ${set.padEnd(10)} ${workload.padEnd(4)} ${String(r.rps).padStart(6)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms} err ${r.errors} cpu% ${row.cpuPctPerBoard.join('/')}\n`,
+    );
     return row;
   } finally {
     await t.stop();
@@ -164,7 +231,12 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
 async function unconstrained(): Promise<Record<string, Wrk>> {
   const out: Record<string, Wrk> = {};
   const path = '/cgi-bin/echo?ms=0';
-  for (const [name, make] of [['plain', () => plain()], ['ews1', () => ews(1, undefined)], ['ews3', () => ews(3, undefined)], ['haproxy3', () => haproxy(3, undefined)]] as const) {
+  for (const [name, make] of [
+    ['plain', () => plain()],
+    ['ews1', () => ews(1, undefined)],
+    ['ews3', () => ews(3, undefined)],
+    ['haproxy3', () => haproxy(3, undefined)],
+  ] as const) {
     const t = await make();
     try {
       await wrk(t.url + path, 1, CONNS);
@@ -182,10 +254,7 @@ if (!cgroupsAvailable()) {
   process.exit(2);
 }
 
-const SETS: Record<string, readonly number[]> = {
-  '1×20%': [0.2], '2×20%': [0.2, 0.2], '3×20%': [0.2, 0.2, 0.2],
-  '1×25%': [0.25], '1×12%': [0.12], 'mixed': [0.25, 0.25, 0.12],
-};
+const SETS: Record<string, readonly number[]> = { '1×20%': [0.2], '2×20%': [0.2, 0.2], '3×20%': [0.2, 0.2, 0.2], '1×25%': [0.25], '1×12%': [0.12], mixed: [0.25, 0.25, 0.12] };
 // BENCH_ONLY=ews,io,1×20%,3×20% (a quick look at a few points; the full run writes the results)
 const only = process.env.BENCH_ONLY?.split(',');
 const rows: Row[] = [];
@@ -222,10 +291,22 @@ const vsHaproxy = Object.fromEntries((Object.keys(WORKLOADS) as Workload[]).map(
 const freeRatios = { ews3MasterVsHaproxy3: +(free.ews3!.rps / free.haproxy3!.rps).toFixed(2), ews1VsPlainNode: +(free.ews1!.rps / free.plain!.rps).toFixed(2) };
 const data = {
   what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after 1 s warm-up; boards in cgroup v1 CPU quotas; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
-  node: process.version, boardNodeFlags: BOARD_NODE_FLAGS, at: new Date().toISOString(), rows, scale, ews3VsHaproxy3: vsHaproxy, unconstrained: free, unconstrainedRatios: freeRatios,
+  node: process.version,
+  boardNodeFlags: BOARD_NODE_FLAGS,
+  at: new Date().toISOString(),
+  rows,
+  scale,
+  ews3VsHaproxy3: vsHaproxy,
+  unconstrained: free,
+  unconstrainedRatios: freeRatios,
 };
 
-const table = rows.map((r) => `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`).join('\n');
+const table = rows
+  .map(
+    (r) =>
+      `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`,
+  )
+  .join('\n');
 const md = `# Boards: does a cluster serve more than one board? (paper 001 Fig. 5)
 
 ${data.what}. Run ${data.at}, ${data.node}.
@@ -237,7 +318,9 @@ cluster (two UP-ARM3000 + one XSBase255) sits between.
 |---|---|---|---|---|---|---|---|---|
 ${table}
 
-Scale (req/s against one board at 20 %): ${Object.entries(scale).map(([k, v]) => `**${k}**: 2 boards ${v.twoVsOne}×, 3 boards ${v.threeVsOne}×, mixed ${v.mixedVsSumOfSingles}× of the sum of its single boards`).join('; ')}.
+Scale (req/s against one board at 20 %): ${Object.entries(scale)
+  .map(([k, v]) => `**${k}**: 2 boards ${v.twoVsOne}×, 3 boards ${v.threeVsOne}×, mixed ${v.mixedVsSumOfSingles}× of the sum of its single boards`)
+  .join('; ')}.
 
 ews 3×20 % against HAProxy + 3 plain servers on the same quotas: I/O ${vsHaproxy.io}×, CPU ${vsHaproxy.cpu}×.
 
@@ -249,8 +332,20 @@ ${free.ews3!.rps} (${freeRatios.ews3MasterVsHaproxy3}×).
 `;
 writeResults('boards', data, md);
 const colors = { ews: '#0b63c5', haproxy: '#e8710a' } as const;
-writeFileSync(join(ROOT, 'bench/results/boards.svg'), lineChart('Throughput against boards at 20 % of a core (Fig. 5)', 'boards', 'req/s', (['ews', 'haproxy'] as const).flatMap((s) => (Object.keys(WORKLOADS) as Workload[]).map((w) => ({
-  name: `${s} ${w}`, color: colors[s], dash: w === 'cpu',
-  points: (['1×20%', '2×20%', '3×20%'] as const).map((set, i) => [i + 1, get(s, set, w).rps] as [number, number]),
-})))));
+writeFileSync(
+  join(ROOT, 'bench/results/boards.svg'),
+  lineChart(
+    'Throughput against boards at 20 % of a core (Fig. 5)',
+    'boards',
+    'req/s',
+    (['ews', 'haproxy'] as const).flatMap((s) =>
+      (Object.keys(WORKLOADS) as Workload[]).map((w) => ({
+        name: `${s} ${w}`,
+        color: colors[s],
+        dash: w === 'cpu',
+        points: (['1×20%', '2×20%', '3×20%'] as const).map((set, i) => [i + 1, get(s, set, w).rps] as [number, number]),
+      })),
+    ),
+  ),
+);
 process.stdout.write(md);

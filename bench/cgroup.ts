@@ -36,7 +36,10 @@ export function cpuGroup(name: string, share: number): CpuGroup {
       return Number(readFileSync(join(dirs[1], 'cpuacct.usage'), 'utf8')) / 1000;
     },
     remove() {
-      for (const [root, d] of [[CPU, dirs[0]], [ACCT, dirs[1]]] as const) {
+      for (const [root, d] of [
+        [CPU, dirs[0]],
+        [ACCT, dirs[1]],
+      ] as const) {
         // Processes still inside go back to the root group first.
         for (const pid of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
           try {

@@ -6,15 +6,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseConfig } from '../shared/config.ts';
-import { silentLogger } from '../node/log.ts';
-import { DeviceManager } from '../node/devices/device-manager.ts';
-import { openRealPort } from '../node/devices/serial-line.ts';
+import { demoDevices } from '../dev/demo.ts';
 import { simulatedPortFactory } from '../dev/simulated-ports.ts';
 import { PumpSimulator } from '../dev/simulators/pump.ts';
-import { demoDevices } from '../dev/demo.ts';
-import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { DeviceManager } from '../node/devices/device-manager.ts';
+import { openRealPort } from '../node/devices/serial-line.ts';
+import { silentLogger } from '../node/log.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { parseConfig } from '../shared/config.ts';
+import { freePorts, waitFor } from '../test/integration/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const N = Number(process.env.BENCH_DEVICE_REQUESTS ?? 500);
@@ -49,14 +49,32 @@ async function clusterRoundTrip() {
   const ports = await freePorts(6);
   const boards = [0, 1, 2].map((i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-bench-dev-')), 'c.json');
-  writeFileSync(file, JSON.stringify({ cluster: { name: 'bench', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 }, boards, devices: demoDevices(boards.map((b) => b.id)), auth: { disabled: true } }));
-  const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'dev/cabled-board.ts'), 'start', '--config', file, '--board', b.id, '--simulate-devices'], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      cluster: { name: 'bench', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
+      boards,
+      devices: demoDevices(boards.map((b) => b.id)),
+      auth: { disabled: true },
+    }),
+  );
+  const procs = boards.map((b) =>
+    spawn(process.execPath, [...BOARD_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'dev/cabled-board.ts'), 'start', '--config', file, '--board', b.id, '--simulate-devices'], {
+      stdio: 'ignore',
+      env: { ...process.env, EWS_LOG_LEVEL: 'warn' },
+    }),
+  );
   const u = `http://127.0.0.1:${boards[0]!.httpPort}`;
   try {
-    await waitFor('devices online', async () => {
-      const l = (await (await fetch(`${u}/api/devices`)).json()) as Array<{ online: boolean }>;
-      return l.every((d) => d.online);
-    }, 20_000, 50);
+    await waitFor(
+      'devices online',
+      async () => {
+        const l = (await (await fetch(`${u}/api/devices`)).json()) as Array<{ online: boolean }>;
+        return l.every((d) => d.online);
+      },
+      20_000,
+      50,
+    );
     return {
       // pump1 lives on b2: master → forward → Modbus RTU (4 grouped requests) → back.
       pumpReadViaMaster: await roundTrips(`${u}/cgi-bin/devices/pump1`, N),
@@ -87,7 +105,18 @@ async function opsPerSecond(m: DeviceManager, port: string, seconds: number): Pr
 }
 
 async function perPort() {
-  const dev = (port: string) => [{ id: 'pump', driver: 'modbus-rtu', simulate: 'pump', attach: [{ board: 'b1', port }], unitId: 1, timeoutMs: 300, retries: 0, points: { running: { coil: 0 }, speed: { holding: 1 }, temp: { input: 0, scale: 0.1 } } }];
+  const dev = (port: string) => [
+    {
+      id: 'pump',
+      driver: 'modbus-rtu',
+      simulate: 'pump',
+      attach: [{ board: 'b1', port }],
+      unitId: 1,
+      timeoutMs: 300,
+      retries: 0,
+      points: { running: { coil: 0 }, speed: { holding: 1 }, temp: { input: 0, scale: 0.1 } },
+    },
+  ];
   const out: Record<string, unknown> = {};
   // Mock binding (in-process): the cost of our own stack.
   {

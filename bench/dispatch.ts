@@ -2,14 +2,14 @@
 // work (the floor), one board alone (intake + queue, no hop), and a 3-board cluster (most
 // requests forwarded by the master). Also board RSS idle and under load, and heartbeat gaps
 // while the master is saturated. Boards run the compiled bundle, as on real boards.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { closedLoop, type LoadResult } from '../node/load-gen.ts';
-import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { freePorts, waitFor } from '../test/integration/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');
@@ -18,7 +18,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONCURRENCY = 32;
 const PATH = '/cgi-bin/echo?ms=0';
 
-interface Cluster { urls: string[]; procs: ChildProcess[]; stop(): Promise<void> }
+interface Cluster {
+  urls: string[];
+  procs: ChildProcess[];
+  stop(): Promise<void>;
+}
 
 async function cluster(n: number): Promise<Cluster> {
   const ports = await freePorts(2 * n);
@@ -30,16 +34,32 @@ async function cluster(n: number): Promise<Cluster> {
   };
   const file = join(mkdtempSync(join(tmpdir(), 'ews-bench-')), 'c.json');
   writeFileSync(file, JSON.stringify(cfg));
-  const procs = cfg.boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } }));
+  const procs = cfg.boards.map((b) =>
+    spawn(process.execPath, [...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } }),
+  );
   const urls = cfg.boards.map((b) => `http://127.0.0.1:${b.httpPort}`);
-  await waitFor('bench cluster', async () => {
-    const v = (await (await fetch(`${urls[n - 1]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
-    return v.master !== null && v.boards.every((b) => b.runstate === 1);
-  }, 20_000, 50);
+  await waitFor(
+    'bench cluster',
+    async () => {
+      const v = (await (await fetch(`${urls[n - 1]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+      return v.master !== null && v.boards.every((b) => b.runstate === 1);
+    },
+    20_000,
+    50,
+  );
   return {
-    urls, procs,
+    urls,
+    procs,
     async stop() {
-      await Promise.all(procs.map((p) => new Promise<void>((r) => { p.once('exit', () => r()); p.kill('SIGTERM'); })));
+      await Promise.all(
+        procs.map(
+          (p) =>
+            new Promise<void>((r) => {
+              p.once('exit', () => r());
+              p.kill('SIGTERM');
+            }),
+        ),
+      );
     },
   };
 }
@@ -92,7 +112,12 @@ export async function runDispatchBench(): Promise<Record<string, unknown>> {
   await Promise.all([raw.stop(), one.stop(), three.stop()]);
 
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const summary = (k: string) => ({ rps: Math.round(med(runs[k]!.map((r) => r.rps))), p50Ms: +med(runs[k]!.map((r) => r.p50Ms)).toFixed(2), p99Ms: +med(runs[k]!.map((r) => r.p99Ms)).toFixed(2), errors: runs[k]!.reduce((n, r) => n + r.errors, 0) });
+  const summary = (k: string) => ({
+    rps: Math.round(med(runs[k]!.map((r) => r.rps))),
+    p50Ms: +med(runs[k]!.map((r) => r.p50Ms)).toFixed(2),
+    p99Ms: +med(runs[k]!.map((r) => r.p99Ms)).toFixed(2),
+    errors: runs[k]!.reduce((n, r) => n + r.errors, 0),
+  });
   const s = { raw: summary('raw'), single: summary('single'), cluster: summary('cluster') };
   return {
     what: `closed loop, ${CONCURRENCY} keep-alive clients, GET ${PATH}, ${SECONDS}s × ${ROUNDS} rounds interleaved, median of rounds`,
@@ -107,7 +132,21 @@ export async function runDispatchBench(): Promise<Record<string, unknown>> {
       clusterVsSingleP99: +(s.cluster.p99Ms / s.single.p99Ms).toFixed(3),
     },
     memory: { boardIdleRssMb: idleRss.map((x) => +x.toFixed(1)), boardPeakRssUnderLoadMb: +peakRss.toFixed(1) },
-    saturation: { clients: 256, seconds: SECONDS * 2, served: sat.requests, rps: Math.round(sat.rps), errors: sat.errors, p99Ms: +sat.p99Ms.toFixed(1), nodeStateGapMaxMs: gaps, masterEventLoopDelayMaxMs: +loopMax.toFixed(1), heartbeatMs: 100, tmaxMs: 500, termBefore: term0, termAfter: term1, falseTakeover: term0 !== term1 },
+    saturation: {
+      clients: 256,
+      seconds: SECONDS * 2,
+      served: sat.requests,
+      rps: Math.round(sat.rps),
+      errors: sat.errors,
+      p99Ms: +sat.p99Ms.toFixed(1),
+      nodeStateGapMaxMs: gaps,
+      masterEventLoopDelayMaxMs: +loopMax.toFixed(1),
+      heartbeatMs: 100,
+      tmaxMs: 500,
+      termBefore: term0,
+      termAfter: term1,
+      falseTakeover: term0 !== term1,
+    },
   };
 }
 
@@ -117,4 +156,3 @@ export function writeResults(name: string, data: unknown, markdown: string): voi
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
   writeFileSync(join(dir, `${name}.md`), markdown);
 }
-

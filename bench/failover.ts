@@ -6,19 +6,20 @@
 // exactly one master and one VIP holder, the master. Then ews's false takeovers (the term
 // changes) during a saturated machine and during 5 % random UDP loss on every board.
 // Results: bench/results/failover.{json,md,svg}.
-import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildLan, health, PORT, request, settled, until, VIP, type Lan } from '../hw-test/lan.ts';
+import { buildLan, health, type Lan, PORT, request, settled, until, VIP } from '../hw-test/lan.ts';
 import { parseConfig } from '../shared/config.ts';
-import { lineChart } from './svg.ts';
 import { stopAll } from './stop-all.ts';
+import { lineChart } from './svg.ts';
 
 const PULLS = Number(process.env.BENCH_PULLS ?? 20);
 const SATURATION_S = Number(process.env.BENCH_SATURATION_S ?? 60);
 const LOSS_S = Number(process.env.BENCH_LOSS_S ?? 60);
-const PROBE_EVERY_MS = 10, PROBE_TIMEOUT_MS = 300;
+const PROBE_EVERY_MS = 10,
+  PROBE_TIMEOUT_MS = 300;
 const RESULTS = join(import.meta.dirname, 'results');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,7 +27,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const defaults = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }] }).cluster;
 const { heartbeatMs, tmaxMs, tthresholdMs, staggerMs } = defaults;
 
-interface Pull { pulled: string; phaseMs: number; servedMs: number; servedBy: string; settleMs: number }
+interface Pull {
+  pulled: string;
+  phaseMs: number;
+  servedMs: number;
+  servedBy: string;
+  settleMs: number;
+}
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: s[0] ?? NaN, median: s[Math.floor((s.length - 1) / 2)] ?? NaN, p90: s[Math.floor(0.9 * (s.length - 1))] ?? NaN, max: s[s.length - 1] ?? NaN };
@@ -37,10 +44,12 @@ async function firstServed(t0: number, pulled: string, boardOf: (body: string) =
   let done: { ms: number; by: string } | undefined;
   const inflight: Promise<void>[] = [];
   while (!done && Date.now() - t0 < 15_000) {
-    inflight.push(request(VIP, '/healthz', { timeoutMs: PROBE_TIMEOUT_MS }).then((r) => {
-      const by = r.status === 200 ? boardOf(r.body) : undefined;
-      if (by && by !== pulled && !done) done = { ms: Date.now() - t0, by };
-    }));
+    inflight.push(
+      request(VIP, '/healthz', { timeoutMs: PROBE_TIMEOUT_MS }).then((r) => {
+        const by = r.status === 200 ? boardOf(r.body) : undefined;
+        if (by && by !== pulled && !done) done = { ms: Date.now() - t0, by };
+      }),
+    );
     await sleep(PROBE_EVERY_MS);
   }
   await Promise.all(inflight);
@@ -96,14 +105,22 @@ async function keepalivedPulls(lan: Lan, advertS: number): Promise<Pull[]> {
   lan.ids.forEach((id, i) => {
     procs.push(inNs(lan, id, [process.execPath, '-e', server, id]));
     const conf = join(dir, `${id}.conf`);
-    writeFileSync(conf, `global_defs {\n  router_id ${id}\n  vrrp_version 3\n}\nvrrp_instance VI_1 {\n  state ${i === 0 ? 'MASTER' : 'BACKUP'}\n  interface eth0\n  virtual_router_id 51\n  priority ${PRIORITY[i]}\n  advert_int ${advertS}\n  virtual_ipaddress {\n    ${VIP}/24 dev eth0\n  }\n}\n`);
+    writeFileSync(
+      conf,
+      `global_defs {\n  router_id ${id}\n  vrrp_version 3\n}\nvrrp_instance VI_1 {\n  state ${i === 0 ? 'MASTER' : 'BACKUP'}\n  interface eth0\n  virtual_router_id 51\n  priority ${PRIORITY[i]}\n  advert_int ${advertS}\n  virtual_ipaddress {\n    ${VIP}/24 dev eth0\n  }\n}\n`,
+    );
     procs.push(inNs(lan, id, ['keepalived', '-f', conf, '-p', join(dir, `${id}.pid`), '-r', join(dir, `${id}.vrrp.pid`), '-c', join(dir, `${id}.chk.pid`), '-n', '-l', '-D', '-G', '-P']));
   });
   const home = lan.ids[0]!;
-  const steady = () => until('keepalived: the VIP on the first board alone, serving', async () => {
-    const h = lan.vipHolders();
-    return h.length === 1 && h[0] === home && (await request(VIP, '/', { timeoutMs: 300 })).body === home;
-  }, 20_000);
+  const steady = () =>
+    until(
+      'keepalived: the VIP on the first board alone, serving',
+      async () => {
+        const h = lan.vipHolders();
+        return h.length === 1 && h[0] === home && (await request(VIP, '/', { timeoutMs: 300 })).body === home;
+      },
+      20_000,
+    );
   const out: Pull[] = [];
   try {
     await steady();
@@ -136,7 +153,9 @@ async function terms(lan: Lan): Promise<string> {
 async function saturated(lan: Lan, seconds: number): Promise<{ before: string; after: string; requests: number; errors: number; busyLoops: number }> {
   const before = await terms(lan);
   const burners = [0, 1].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
-  let stopFlag = false, requests = 0, errors = 0;
+  let stopFlag = false,
+    requests = 0,
+    errors = 0;
   const client = async () => {
     while (!stopFlag) {
       const r = await request(VIP, '/cgi-bin/echo?ms=1', { timeoutMs: 2000 });
@@ -171,7 +190,9 @@ async function lossy(lan: Lan, seconds: number): Promise<{ before: string; after
 
 const started = new Date().toISOString();
 const lan = await buildLan({ cluster: { heartbeatMs: undefined, tmaxMs: undefined, tthresholdMs: undefined, staggerMs: undefined } });
-let ews: Pull[] = [], ka05: Pull[] = [], ka10: Pull[] = [];
+let ews: Pull[] = [],
+  ka05: Pull[] = [],
+  ka10: Pull[] = [];
 let sat: Awaited<ReturnType<typeof saturated>> | undefined, loss: Awaited<ReturnType<typeof lossy>> | undefined;
 try {
   await settled(lan, lan.ids, 20_000);
@@ -214,7 +235,15 @@ const result = {
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(join(RESULTS, 'failover.json'), `${JSON.stringify(result, null, 2)}\n`);
 const cdf = (xs: number[]): Array<[number, number]> => [...xs].sort((a, b) => a - b).map((v, i) => [v, (i + 1) / xs.length]);
-writeFileSync(join(RESULTS, 'failover.svg'), lineChart('Link down → first 200 through the VIP (CDF over the pulls)', 'ms after the master\'s link went down', 'fraction of pulls served', systems.map((s) => ({ name: s.name, points: cdf(s.pulls.map((p) => p.servedMs)), color: s.color }))));
+writeFileSync(
+  join(RESULTS, 'failover.svg'),
+  lineChart(
+    'Link down → first 200 through the VIP (CDF over the pulls)',
+    "ms after the master's link went down",
+    'fraction of pulls served',
+    systems.map((s) => ({ name: s.name, points: cdf(s.pulls.map((p) => p.servedMs)), color: s.color })),
+  ),
+);
 const row = (s: (typeof systems)[number]) => {
   const st = stats(s.pulls.map((p) => p.servedMs));
   return `| ${s.name} | ${s.pulls.length} | ${st.min} / ${st.median} / ${st.p90} / ${st.max} |`;

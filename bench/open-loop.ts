@@ -3,10 +3,22 @@
 // timed-out client goes away, as people do. Bounded in count and time.
 import http from 'node:http';
 
-export interface ClassResult { sent: number; ok: number; failed: number; timeouts: number; latencies: number[] }
+export interface ClassResult {
+  sent: number;
+  ok: number;
+  failed: number;
+  timeouts: number;
+  latencies: number[];
+}
 
 /** Results per class, and `elapsedS`: from the first request sent to the last answer or timeout. */
-export async function openLoop(base: string, rate: number, seconds: number, pick: (i: number) => { cls: string; path: string; headers?: Record<string, string> }, timeoutMs: number): Promise<{ classes: Record<string, ClassResult>; elapsedS: number }> {
+export async function openLoop(
+  base: string,
+  rate: number,
+  seconds: number,
+  pick: (i: number) => { cls: string; path: string; headers?: Record<string, string> },
+  timeoutMs: number,
+): Promise<{ classes: Record<string, ClassResult>; elapsedS: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
   const out: Record<string, ClassResult> = {};
   const total = Math.floor(rate * seconds);
@@ -21,28 +33,30 @@ export async function openLoop(base: string, rate: number, seconds: number, pick
     const r = out[cls];
     r.sent++;
     const t0 = performance.now();
-    inflight.push(new Promise<void>((resolve) => {
-      const req = http.get(new URL(path, base), { agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode === 200) {
-            r.ok++;
-            r.latencies.push(performance.now() - t0);
-          } else r.failed++;
+    inflight.push(
+      new Promise<void>((resolve) => {
+        const req = http.get(new URL(path, base), { agent, headers }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) {
+              r.ok++;
+              r.latencies.push(performance.now() - t0);
+            } else r.failed++;
+            resolve();
+          });
+        });
+        let timedOut = false;
+        req.setTimeout(timeoutMs, () => {
+          timedOut = true;
+          r.timeouts++;
+          req.destroy();
+        });
+        req.on('error', () => {
+          if (!timedOut) r.failed++;
           resolve();
         });
-      });
-      let timedOut = false;
-      req.setTimeout(timeoutMs, () => {
-        timedOut = true;
-        r.timeouts++;
-        req.destroy();
-      });
-      req.on('error', () => {
-        if (!timedOut) r.failed++;
-        resolve();
-      });
-    }).then(() => {}));
+      }).then(() => {}),
+    );
   }
   await Promise.all(inflight);
   agent.destroy();

@@ -1,6 +1,7 @@
 // npm run bench: every benchmark, results into bench/results/.
-import { runDispatchBench, writeResults } from './dispatch.ts';
+
 import { runDeviceBench } from './devices.ts';
+import { runDispatchBench, writeResults } from './dispatch.ts';
 
 const only = process.argv[2];
 
@@ -12,7 +13,9 @@ if (!only || only === 'dispatch') {
     memory: { boardIdleRssMb: number[]; boardPeakRssUnderLoadMb: number };
     saturation: Record<string, unknown>;
   };
-  const rows = Object.entries(d.results).map(([k, r]) => `| ${k} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`).join('\n');
+  const rows = Object.entries(d.results)
+    .map(([k, r]) => `| ${k} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`)
+    .join('\n');
   const md = `# Dispatch overhead (${new Date().toISOString()})
 
 ${d.what}. raw = a plain Node HTTP server giving the same answer; single = one board alone (intake,
@@ -22,7 +25,9 @@ classification, queue, local execution); cluster = 3 boards, the master forwards
 |---|---|---|---|---|
 ${rows}
 
-Ratios: ${Object.entries(d.ratios).map(([k, v]) => `${k} ${v}`).join(', ')}.
+Ratios: ${Object.entries(d.ratios)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}.
 
 Memory: board RSS idle ${d.memory.boardIdleRssMb.join(' / ')} MB; peak under load ${d.memory.boardPeakRssUnderLoadMb} MB.
 
@@ -34,7 +39,9 @@ Saturation: ${JSON.stringify(d.saturation)}
 
 if (!only || only === 'devices') {
   const d = (await runDeviceBench()) as { what: string; cluster: Record<string, { p50Ms: number; p99Ms: number; errors: number }>; perPort: Record<string, unknown> };
-  const rows = Object.entries(d.cluster).map(([k, r]) => `| ${k} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`).join('\n');
+  const rows = Object.entries(d.cluster)
+    .map(([k, r]) => `| ${k} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`)
+    .join('\n');
   const md = `# Devices (${new Date().toISOString()})
 
 ${d.what}.

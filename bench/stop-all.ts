@@ -2,10 +2,15 @@
 import type { ChildProcess } from 'node:child_process';
 
 export async function stopAll(procs: ChildProcess[], graceMs = 3000): Promise<void> {
-  await Promise.all(procs.map((p) => new Promise<void>((r) => {
-    if (p.exitCode !== null || p.signalCode !== null) return r();
-    p.once('exit', () => r());
-    p.kill('SIGTERM');
-    setTimeout(() => p.kill('SIGKILL'), graceMs).unref();
-  })));
+  await Promise.all(
+    procs.map(
+      (p) =>
+        new Promise<void>((r) => {
+          if (p.exitCode !== null || p.signalCode !== null) return r();
+          p.once('exit', () => r());
+          p.kill('SIGTERM');
+          setTimeout(() => p.kill('SIGKILL'), graceMs).unref();
+        }),
+    ),
+  );
 }

@@ -1,10 +1,23 @@
 // A small line chart as SVG, for bench/results.
-export interface Series { name: string; points: Array<[number, number]>; color: string; dash?: boolean }
+export interface Series {
+  name: string;
+  points: Array<[number, number]>;
+  color: string;
+  dash?: boolean;
+}
 
 export function lineChart(title: string, xLabel: string, yLabel: string, series: Series[]): string {
-  const W = 640, H = 360, L = 60, R = 170, T = 36, B = 46;
-  const xs = series.flatMap((s) => s.points.map((p) => p[0])), ys = series.flatMap((s) => s.points.map((p) => p[1])).filter(Number.isFinite);
-  const x0 = Math.min(...xs), x1 = Math.max(...xs), y1 = Math.max(1, ...ys) * 1.08;
+  const W = 640,
+    H = 360,
+    L = 60,
+    R = 170,
+    T = 36,
+    B = 46;
+  const xs = series.flatMap((s) => s.points.map((p) => p[0])),
+    ys = series.flatMap((s) => s.points.map((p) => p[1])).filter(Number.isFinite);
+  const x0 = Math.min(...xs),
+    x1 = Math.max(...xs),
+    y1 = Math.max(1, ...ys) * 1.08;
   const x = (v: number) => L + ((v - x0) / (x1 - x0 || 1)) * (W - L - R);
   const y = (v: number) => H - B - (v / y1) * (H - T - B);
   const esc = (s: string) => s.replace(/[<&>]/g, (c) => ({ '<': '&lt;', '&': '&amp;', '>': '&gt;' })[c]!);

@@ -2,46 +2,76 @@
 // run under the same open-loop load: HIGH (/cgi-bin/) = 25% and 50% of the traffic, at 0.5×, 1×,
 // 2× and 3× capacity. Every board (ews) and backend (HAProxy) has the same service model: C
 // requests at once, S ms each. Results: bench/results/table1.{json,md} and table1-*.svg.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
-import { openLoop, pct, type ClassResult } from './open-loop.ts';
+import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { type ClassResult, openLoop, pct } from './open-loop.ts';
 import { lineChart } from './svg.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const S = 100, C = 4, BOARDS = 3, TIMEOUT_MS = 2000;
+const S = 100,
+  C = 4,
+  BOARDS = 3,
+  TIMEOUT_MS = 2000;
 const CAPACITY = (BOARDS * C * 1000) / S; // requests per second
 const LOADS = [0.5, 1, 2, 3];
 const SHARES = [0.25, 0.5];
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 
-interface System { name: string; base: string; wastedMs(): Promise<number>; stop(): Promise<void> }
+interface System {
+  name: string;
+  base: string;
+  wastedMs(): Promise<number>;
+  stop(): Promise<void>;
+}
 
-const stopAll = (ps: ChildProcess[]) => Promise.all(ps.map((p) => new Promise<void>((r) => {
-  if (p.exitCode !== null) return r();
-  p.once('exit', () => r());
-  p.kill('SIGTERM');
-})));
+const stopAll = (ps: ChildProcess[]) =>
+  Promise.all(
+    ps.map(
+      (p) =>
+        new Promise<void>((r) => {
+          if (p.exitCode !== null) return r();
+          p.once('exit', () => r());
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
 
 async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
   const ports = await freePorts(2 * BOARDS);
   const boards = Array.from({ length: BOARDS }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-t1-')), 'c.json');
-  writeFileSync(file, JSON.stringify({
-    cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 }, boards,
-    classes: [{ name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS }, { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS }],
-    qos: { scheduler }, limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 }, auth: { disabled: true },
-  }));
-  const procs = boards.map((b) => spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'error' } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 },
+      boards,
+      classes: [
+        { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS },
+        { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS },
+      ],
+      qos: { scheduler },
+      limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
+      auth: { disabled: true },
+    }),
+  );
+  const procs = boards.map((b) =>
+    spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'error' } }),
+  );
   const urls = boards.map((b) => `http://127.0.0.1:${b.httpPort}`);
-  await waitFor('ews up', async () => {
-    const v = (await (await fetch(`${urls[2]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
-    return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
-  }, 20_000, 50);
+  await waitFor(
+    'ews up',
+    async () => {
+      const v = (await (await fetch(`${urls[2]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+      return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
+    },
+    20_000,
+    50,
+  );
   const wasted = async () => {
     let n = 0;
     for (const u of urls) {
@@ -57,7 +87,9 @@ async function haproxy(priority: boolean): Promise<System> {
   const [front, ...backs] = await freePorts(1 + BOARDS);
   const procs = backs.map((p) => spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(p)], { stdio: 'ignore' }));
   const dir = mkdtempSync(join(tmpdir(), 'ews-haproxy-'));
-  writeFileSync(join(dir, 'haproxy.cfg'), `global
+  writeFileSync(
+    join(dir, 'haproxy.cfg'),
+    `global
   maxconn 8192
 defaults
   mode http
@@ -72,7 +104,8 @@ ${priority ? '  http-request set-priority-class int(-10) if { path_beg /cgi-bin/
 backend be
   balance leastconn
 ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n')}
-`);
+`,
+  );
   const hp = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
   procs.push(hp);
   const base = `http://127.0.0.1:${front}`;
@@ -85,10 +118,27 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
   return { name: `HAProxy ${priority ? 'priority' : 'fifo'}`, base, wastedMs: wasted, stop: () => stopAll(procs).then(() => {}) };
 }
 
-interface Row { system: string; highShare: number; load: number; rate: number; high: Summary; low: Summary; wastedBoardMs: number }
-interface Summary { donePerS: number; p50Ms: number; p99Ms: number; failures: number; sent: number }
+interface Row {
+  system: string;
+  highShare: number;
+  load: number;
+  rate: number;
+  high: Summary;
+  low: Summary;
+  wastedBoardMs: number;
+}
+interface Summary {
+  donePerS: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+  sent: number;
+}
 const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
-  sent: r?.sent ?? 0, donePerS: +((r?.ok ?? 0) / elapsedS).toFixed(1), p50Ms: Math.round(pct(r?.latencies ?? [], 0.5)), p99Ms: Math.round(pct(r?.latencies ?? [], 0.99)),
+  sent: r?.sent ?? 0,
+  donePerS: +((r?.ok ?? 0) / elapsedS).toFixed(1),
+  p50Ms: Math.round(pct(r?.latencies ?? [], 0.5)),
+  p99Ms: Math.round(pct(r?.latencies ?? [], 0.99)),
   failures: (r?.failed ?? 0) + (r?.timeouts ?? 0),
 });
 
@@ -103,9 +153,19 @@ for (const make of [() => ews('priority'), () => haproxy(true), () => ews('fifo'
         const before = await sys.wastedMs();
         const res = await openLoop(sys.base, rate, SECONDS, (i) => (i % every === 0 ? { cls: 'high', path: `/cgi-bin/echo?ms=${S}` } : { cls: 'low', path: `/echo?ms=${S}` }), TIMEOUT_MS);
         await new Promise((r) => setTimeout(r, 300)); // let the last board-side work finish and be counted
-        const row = { system: sys.name, highShare: share, load, rate, high: summarise(res.classes.high, res.elapsedS), low: summarise(res.classes.low, res.elapsedS), wastedBoardMs: (await sys.wastedMs()) - before };
+        const row = {
+          system: sys.name,
+          highShare: share,
+          load,
+          rate,
+          high: summarise(res.classes.high, res.elapsedS),
+          low: summarise(res.classes.low, res.elapsedS),
+          wastedBoardMs: (await sys.wastedMs()) - before,
+        };
         rows.push(row);
-        process.stdout.write(`${sys.name.padEnd(16)} HIGH ${share * 100}% ${load}×: HIGH ${row.high.donePerS}/s p99 ${row.high.p99Ms} ms fail ${row.high.failures} | LOW ${row.low.donePerS}/s p99 ${row.low.p99Ms} ms fail ${row.low.failures} | wasted ${row.wastedBoardMs} ms\n`);
+        process.stdout.write(
+          `${sys.name.padEnd(16)} HIGH ${share * 100}% ${load}×: HIGH ${row.high.donePerS}/s p99 ${row.high.p99Ms} ms fail ${row.high.failures} | LOW ${row.low.donePerS}/s p99 ${row.low.p99Ms} ms fail ${row.low.failures} | wasted ${row.wastedBoardMs} ms\n`,
+        );
       }
     }
   } finally {
@@ -115,17 +175,40 @@ for (const make of [() => ews('priority'), () => haproxy(true), () => ews('fifo'
 
 const dir = join(ROOT, 'bench/results');
 mkdirSync(dir, { recursive: true });
-const meta = { what: `open loop, ${SECONDS} s per point, service S = ${S} ms, C = ${C} per board, ${BOARDS} boards (capacity ${CAPACITY} req/s), client timeout ${TIMEOUT_MS} ms`, node: process.version };
+const meta = {
+  what: `open loop, ${SECONDS} s per point, service S = ${S} ms, C = ${C} per board, ${BOARDS} boards (capacity ${CAPACITY} req/s), client timeout ${TIMEOUT_MS} ms`,
+  node: process.version,
+};
 writeFileSync(join(dir, 'table1.json'), `${JSON.stringify({ ...meta, rows }, null, 2)}\n`);
-const md = [`# Paper 001 Table 1, with HAProxy side by side (${new Date().toISOString()})`, '', `${meta.what}.`, '',
-  '| system | HIGH share | load | HIGH done/s | HIGH p50 | HIGH p99 | HIGH fail | LOW done/s | LOW p50 | LOW p99 | LOW fail | board ms wasted |', '|---|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.system} | ${r.highShare * 100}% | ${r.load}× | ${r.high.donePerS} | ${r.high.p50Ms} | ${r.high.p99Ms} | ${r.high.failures} | ${r.low.donePerS} | ${r.low.p50Ms} | ${r.low.p99Ms} | ${r.low.failures} | ${r.wastedBoardMs} |`)].join('\n');
+const md = [
+  `# Paper 001 Table 1, with HAProxy side by side (${new Date().toISOString()})`,
+  '',
+  `${meta.what}.`,
+  '',
+  '| system | HIGH share | load | HIGH done/s | HIGH p50 | HIGH p99 | HIGH fail | LOW done/s | LOW p50 | LOW p99 | LOW fail | board ms wasted |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.system} | ${r.highShare * 100}% | ${r.load}× | ${r.high.donePerS} | ${r.high.p50Ms} | ${r.high.p99Ms} | ${r.high.failures} | ${r.low.donePerS} | ${r.low.p50Ms} | ${r.low.p99Ms} | ${r.low.failures} | ${r.wastedBoardMs} |`,
+  ),
+].join('\n');
 writeFileSync(join(dir, 'table1.md'), `${md}\n`);
 const colors: Record<string, string> = { 'ews priority': '#0b63c5', 'HAProxy priority': '#e8710a', 'ews fifo': '#7cb2e8', 'HAProxy fifo': '#f5b27a' };
 for (const share of SHARES) {
-  for (const [metric, label] of [['p99Ms', 'HIGH p99 (ms)'], ['donePerS', 'HIGH done per second']] as const) {
-    const series = [...new Set(rows.map((r) => r.system))].map((sys) => ({ name: sys, color: colors[sys] ?? '#888', dash: sys.endsWith('fifo'), points: rows.filter((r) => r.system === sys && r.highShare === share).map((r) => [r.load, r.high[metric]] as [number, number]) }));
-    writeFileSync(join(dir, `table1-high-${metric === 'p99Ms' ? 'p99' : 'done'}-${share * 100}.svg`), lineChart(`${label}, HIGH = ${share * 100}% of traffic`, 'offered load (× capacity)', label, series));
+  for (const [metric, label] of [
+    ['p99Ms', 'HIGH p99 (ms)'],
+    ['donePerS', 'HIGH done per second'],
+  ] as const) {
+    const series = [...new Set(rows.map((r) => r.system))].map((sys) => ({
+      name: sys,
+      color: colors[sys] ?? '#888',
+      dash: sys.endsWith('fifo'),
+      points: rows.filter((r) => r.system === sys && r.highShare === share).map((r) => [r.load, r.high[metric]] as [number, number]),
+    }));
+    writeFileSync(
+      join(dir, `table1-high-${metric === 'p99Ms' ? 'p99' : 'done'}-${share * 100}.svg`),
+      lineChart(`${label}, HIGH = ${share * 100}% of traffic`, 'offered load (× capacity)', label, series),
+    );
   }
 }
 process.stdout.write(`${md}\n`);

@@ -25,10 +25,7 @@ export class Cable {
     this.channel.postMessage(v);
   }
 
-  readonly transport: Transport = {
-    udp: (reuseAddr) => this.wrap(systemUdp(reuseAddr)),
-    accepting: () => !this.state,
-  };
+  readonly transport: Transport = { udp: (reuseAddr) => this.wrap(systemUdp(reuseAddr)), accepting: () => !this.state };
 
   private wrap(port: UdpPort): UdpPort {
     return {

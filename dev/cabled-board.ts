@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { fail, startBoard } from '../node/start.ts';
 import { Cable } from './cable.ts';
-import { simulatedPortFactory, type SimulatedPorts } from './simulated-ports.ts';
+import { type SimulatedPorts, simulatedPortFactory } from './simulated-ports.ts';
 
 const USAGE = 'usage: cabled-board start --config FILE --board ID [--simulate-devices]';
 

@@ -1,13 +1,13 @@
 // `npm run demo`: a local cluster of N boards on 127.0.0.1, one process each (as on real boards),
 // with stdin commands to pull and replug a board's cable and watch the failover.
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { hashPassword } from '../node/auth/password.ts';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 
 const CABLED_BOARD = resolve(import.meta.dirname, 'cabled-board.ts');
 
@@ -16,31 +16,61 @@ export function demoDevices(boardIds: readonly string[]): object[] {
   const on = (i: number) => boardIds[Math.min(i, boardIds.length - 1)]!;
   return [
     {
-      id: 'pump1', name: 'Feed pump', driver: 'modbus-rtu', simulate: 'pump', attach: [{ board: on(1), port: '/dev/ttyUSB0' }],
-      serial: { baudRate: 9600 }, unitId: 1, timeoutMs: 300, retries: 1,
+      id: 'pump1',
+      name: 'Feed pump',
+      driver: 'modbus-rtu',
+      simulate: 'pump',
+      attach: [{ board: on(1), port: '/dev/ttyUSB0' }],
+      serial: { baudRate: 9600 },
+      unitId: 1,
+      timeoutMs: 300,
+      retries: 1,
       points: { running: { coil: 0 }, speed: { holding: 1, min: 0, max: 3000, unit: 'rpm' }, temp: { input: 0, scale: 0.1, unit: '°C' }, overheated: { discrete: 0 } },
       actions: { start: { write: 'running', value: true }, stop: { write: 'running', value: false }, 'set-speed': { write: 'speed', from: 'value' } },
     },
     {
-      id: 'valve3', name: 'Outlet valve', driver: 'line', simulate: 'valve', attach: [{ board: on(2), port: '/dev/ttyS1' }],
-      serial: { baudRate: 115200 }, eol: '\n', ok: '^OK', timeoutMs: 300, retries: 1,
+      id: 'valve3',
+      name: 'Outlet valve',
+      driver: 'line',
+      simulate: 'valve',
+      attach: [{ board: on(2), port: '/dev/ttyS1' }],
+      serial: { baudRate: 115200 },
+      eol: '\n',
+      ok: '^OK',
+      timeoutMs: 300,
+      retries: 1,
       points: { position: { query: 'POS?', parse: '^OK pos=(\\d+)', unit: '%' } },
       actions: { open: { send: 'OPEN' }, close: { send: 'CLOSE' }, set: { send: 'POS {value}', min: 0, max: 100 } },
     },
     {
-      id: 'room', name: 'Room temperature', driver: 'line', simulate: 'sensor', attach: [...new Set([on(0), on(1)])].map((b) => ({ board: b, port: '/dev/ttyS0' })),
-      eol: '\n', ok: '^OK', timeoutMs: 300, retries: 1,
+      id: 'room',
+      name: 'Room temperature',
+      driver: 'line',
+      simulate: 'sensor',
+      attach: [...new Set([on(0), on(1)])].map((b) => ({ board: b, port: '/dev/ttyS0' })),
+      eol: '\n',
+      ok: '^OK',
+      timeoutMs: 300,
+      retries: 1,
       points: { temp: { query: 'T?', parse: '^OK t=(-?[\\d.]+)', unit: '°C' } },
     },
   ];
 }
 
-export interface DemoUser { name: string; role: 'operator' | 'viewer'; password: string; passwordHash: string }
+export interface DemoUser {
+  name: string;
+  role: 'operator' | 'viewer';
+  password: string;
+  passwordHash: string;
+}
 
 /** Fresh credentials for each demo run, printed once. */
 export async function demoUsers(): Promise<DemoUser[]> {
   const users: DemoUser[] = [];
-  for (const [name, role] of [['operator', 'operator'], ['viewer', 'viewer']] as const) {
+  for (const [name, role] of [
+    ['operator', 'operator'],
+    ['viewer', 'viewer'],
+  ] as const) {
     const password = randomBytes(9).toString('base64url');
     users.push({ name, role, password, passwordHash: await hashPassword(password) });
   }
@@ -53,12 +83,20 @@ export function demoConfig(n: number, httpBase: number, udpBase: number, users: 
     cluster: { name: 'demo', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
     boards,
     devices: demoDevices(boards.map((b) => b.id)),
-    schedules: [{ cron: '*/5 * * * * *', device: 'room', action: 'read' }, { cron: '*/2 * * * * *', device: 'pump1', action: 'read' }],
+    schedules: [
+      { cron: '*/5 * * * * *', device: 'room', action: 'read' },
+      { cron: '*/2 * * * * *', device: 'pump1', action: 'read' },
+    ],
     auth: users.length > 0 ? { users: users.map(({ name, role, passwordHash }) => ({ name, role, passwordHash })) } : { disabled: true },
   };
 }
 
-interface Child { id: string; url: string; proc: ChildProcess; cut: boolean }
+interface Child {
+  id: string;
+  url: string;
+  proc: ChildProcess;
+  cut: boolean;
+}
 
 export async function runDemo(n: number): Promise<number> {
   const httpBase = Number(process.env.EWS_DEMO_HTTP_PORT ?? 8081);
@@ -93,8 +131,10 @@ export async function runDemo(n: number): Promise<number> {
     const t0 = Date.now();
     while (!demoToken && Date.now() - t0 < 15_000) {
       await new Promise((r) => setTimeout(r, 100));
-      demoToken = await fetch(`${children[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: v.name, password: v.password }), signal: AbortSignal.timeout(2000) })
-        .then(async (r) => (r.ok ? ((await r.json()) as { token: string }).token : ''), () => '');
+      demoToken = await fetch(`${children[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: v.name, password: v.password }), signal: AbortSignal.timeout(2000) }).then(
+        async (r) => (r.ok ? ((await r.json()) as { token: string }).token : ''),
+        () => '',
+      );
     }
   }
   // Up means every board answers and they agree on the master.
@@ -175,7 +215,11 @@ export async function runDemo(n: number): Promise<number> {
   });
 }
 
-interface View { master: string | null; term: number; boards: Array<{ id: string; linknum: number; runstate: number; role: string }> }
+interface View {
+  master: string | null;
+  term: number;
+  boards: Array<{ id: string; linknum: number; runstate: number; role: string }>;
+}
 
 let demoToken = '';
 

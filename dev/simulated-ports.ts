@@ -1,12 +1,17 @@
 // Serial ports answered by in-process simulators (serialport's mock binding): the demo's devices
 // work with no hardware and no system packages. One simulator per port path, kept across reopens.
-import type { DeviceConfig } from '../shared/device-config.ts';
+
 import type { PortFactory, PortLike } from '../node/devices/serial-line.ts';
-import { PumpSimulator } from './simulators/pump.ts';
+import type { DeviceConfig } from '../shared/device-config.ts';
 import { SensorSimulator, ValveSimulator } from './simulators/line-devices.ts';
+import { PumpSimulator } from './simulators/pump.ts';
 import type { Simulator } from './simulators/simulator.ts';
 
-interface MockBinding { write(b: Buffer): Promise<void>; emitData(b: Buffer): void; isOpen: boolean }
+interface MockBinding {
+  write(b: Buffer): Promise<void>;
+  emitData(b: Buffer): void;
+  isOpen: boolean;
+}
 
 export interface SimulatedPorts {
   factory: PortFactory;
@@ -23,7 +28,12 @@ export function simulatedPortFactory(devices: readonly DeviceConfig[], board: nu
   for (const d of devices) {
     const at = d.attach.find((a) => a.board === board);
     if (!at || !d.simulate || simulators.has(at.port)) continue;
-    const sim = d.simulate === 'pump' ? new PumpSimulator(d.driver === 'modbus-rtu' ? d.unitId : 1) : d.simulate === 'valve' ? new ValveSimulator(d.driver === 'line' ? d.eol : '\n') : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
+    const sim =
+      d.simulate === 'pump'
+        ? new PumpSimulator(d.driver === 'modbus-rtu' ? d.unitId : 1)
+        : d.simulate === 'valve'
+          ? new ValveSimulator(d.driver === 'line' ? d.eol : '\n')
+          : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
     simulators.set(at.port, sim);
   }
   let created = false;
@@ -53,7 +63,8 @@ export function simulatedPortFactory(devices: readonly DeviceConfig[], board: nu
     return port as unknown as PortLike;
   };
   return {
-    factory, simulators,
+    factory,
+    simulators,
     unplug(path) {
       unplugged.add(path);
       const p = open.get(path);

@@ -1,15 +1,16 @@
 // ARM boards under qemu user-mode emulation: the official Node 20 for arm64 and armv7l, the
 // compiled bundle, serialport's ARM prebuild driving a device on a real pty, in a namespace LAN
 // with x64 boards. Boot-to-serving time and RSS go to bench/results/arm.json.
-import { after, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildLan, health, request, ROOT, settled, until, VIP, type Lan } from './lan.ts';
-import { ptyPair, ptyWire } from '../test/devices/pty.ts';
-import { ValveSimulator } from '../dev/simulators/line-devices.ts';
+import { after, describe, test } from 'node:test';
 import { demoDevices } from '../dev/demo.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
+import { ptyPair, ptyWire } from '../test/devices/pty.ts';
+import { buildLan, health, type Lan, ROOT, request, settled, until, VIP } from './lan.ts';
 
 const ARCHES = (process.env.ARM_ARCHES ?? 'arm64,armhf').split(',');
 const QEMU: Record<string, string> = { arm64: 'qemu-aarch64-static', armhf: 'qemu-arm-static' };
@@ -35,7 +36,10 @@ for (const arch of ARCHES) {
       const pty = await ptyPair();
       const wire = await ptyWire(pty.b);
       const valve = new ValveSimulator('\n').attach(wire.wire);
-      cleanup.push(async () => { await wire.close(); await pty.kill(); });
+      cleanup.push(async () => {
+        await wire.close();
+        await pty.kill();
+      });
       const dev = { ...(demoDevices(['ews1', 'ews2', 'ews3']) as Array<Record<string, unknown>>)[1], simulate: undefined, attach: [{ board: 'ews1', port: pty.a }], timeoutMs: 1000 };
       // Emulated boards are slower: give the election more room.
       lan = await buildLan({ devices: [dev], runners: { ews1: node }, cluster: { heartbeatMs: 100, tmaxMs: 800, tthresholdMs: 800, staggerMs: 200 } });
@@ -44,10 +48,14 @@ for (const arch of ARCHES) {
       await settled(lan, lan.ids, 30_000);
       const idleRss = rssMb(lan.pid('ews1')!);
 
-      const read = await until('the valve through the VIP', async () => {
-        const r = await request(VIP, '/cgi-bin/devices/valve3', { timeoutMs: 5000 });
-        return r.status === 200 ? r : undefined;
-      }, 20_000);
+      const read = await until(
+        'the valve through the VIP',
+        async () => {
+          const r = await request(VIP, '/cgi-bin/devices/valve3', { timeoutMs: 5000 });
+          return r.status === 200 ? r : undefined;
+        },
+        20_000,
+      );
       assert.equal(read.board, 'ews1', 'executed on the ARM board');
       const open = await request(VIP, '/cgi-bin/devices/valve3/open', { method: 'POST', timeoutMs: 5000 });
       assert.equal(open.status, 200, open.body);
@@ -63,7 +71,16 @@ for (const arch of ARCHES) {
       const metricsText = (await request(lan.addr('ews1'), '/metrics')).body;
       const heap = (kind: string) => +(Number(new RegExp(`ews_heap_bytes\\{kind="${kind}"\\} (\\d+)`).exec(metricsText)?.[1] ?? NaN) / 1048576).toFixed(1);
       const heapMb = { used: heap('used'), total: heap('total'), external: heap('external') };
-      results[arch] = { node: version, qemu: QEMU[arch], bootToServingMs: bootMs, rssIdleMb: +idleRss.toFixed(1), rssAfterRequestsMb: +rssMb(lan.pid('ews1')!).toFixed(1), deviceReadP50Ms: lat[Math.floor(lat.length / 2)], guestHeapMb: heapMb, note: 'RSS is the qemu process (the emulated board plus the emulator and its translation cache); guestHeapMb is what the board itself holds in V8' };
+      results[arch] = {
+        node: version,
+        qemu: QEMU[arch],
+        bootToServingMs: bootMs,
+        rssIdleMb: +idleRss.toFixed(1),
+        rssAfterRequestsMb: +rssMb(lan.pid('ews1')!).toFixed(1),
+        deviceReadP50Ms: lat[Math.floor(lat.length / 2)],
+        guestHeapMb: heapMb,
+        note: 'RSS is the qemu process (the emulated board plus the emulator and its translation cache); guestHeapMb is what the board itself holds in V8',
+      };
       process.stdout.write(`# ${arch}: ${JSON.stringify(results[arch])}\n`);
       mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
       const file = join(ROOT, 'bench/results/arm.json');

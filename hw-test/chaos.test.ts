@@ -7,26 +7,40 @@
 // every acknowledged command ran exactly once, none ran twice, every refusal of a command was
 // retryable (5xx) or final-and-honest (409 IDEMPOTENCY_UNKNOWN: it may have run), and no term had
 // two masters.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.ts';
-import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
+import { after, before, describe, test } from 'node:test';
 import { Simulator } from '../dev/simulators/simulator.ts';
 import { LineSplitter } from '../node/devices/line-splitter.ts';
+import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
+import { buildLan, health, type Lan, request, settled, until, VIP } from './lan.ts';
 
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 60);
 const RESULTS = join(import.meta.dirname, '../bench/results');
 
 /** npm run bench:chaos (CHAOS_RESULTS=1): bench/results/chaos.{md,json}. */
-function writeResults(r: { seconds: number; sent: number; answers: number; acked: number; unknown: number; unknownRan: number; executed: number; faults: string[]; verdict: Record<string, unknown[]>; commandsPerSecond: number }): void {
+function writeResults(r: {
+  seconds: number;
+  sent: number;
+  answers: number;
+  acked: number;
+  unknown: number;
+  unknownRan: number;
+  executed: number;
+  faults: string[];
+  verdict: Record<string, unknown[]>;
+  commandsPerSecond: number;
+}): void {
   const kinds = new Map<string, number>();
   for (const f of r.faults) kinds.set(f, (kinds.get(f) ?? 0) + 1);
   const ok = Object.values(r.verdict).every((v) => v.length === 0);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(join(RESULTS, 'chaos.json'), `${JSON.stringify({ run: new Date().toISOString(), node: process.version, ...r }, null, 2)}\n`);
-  writeFileSync(join(RESULTS, 'chaos.md'), `# Exactly-once under chaos
+  writeFileSync(
+    join(RESULTS, 'chaos.md'),
+    `# Exactly-once under chaos
 
 ${r.seconds} s on a 3-board namespace LAN (the bundle, default timings, a VIP); a counting line device on ews3 logs what it executes; 4 clients send keyed \`inc\` commands through the VIP and retry each key until its answer is final. Run ${new Date().toISOString()}, Node ${process.version}.
 
@@ -41,7 +55,8 @@ ${r.seconds} s on a 3-board namespace LAN (the bundle, default timings, a VIP); 
 | one master per term | ${r.verdict.splitTerms!.length === 0 ? 'held' : `**${r.verdict.splitTerms!.length} violations**`} |
 
 Verdict: **${ok ? 'pass' : 'FAIL'}**.
-`);
+`,
+  );
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
@@ -76,7 +91,15 @@ describe('exactly once under chaos', () => {
     wire = await ptyWire(pty.b);
     counter.attach(wire.wire);
     const device = {
-      id: 'counter', name: 'Counter', driver: 'line', attach: [{ board: 'ews3', port: pty.a }], serial: { baudRate: 115200 }, eol: '\n', ok: '^OK', timeoutMs: 500, retries: 0,
+      id: 'counter',
+      name: 'Counter',
+      driver: 'line',
+      attach: [{ board: 'ews3', port: pty.a }],
+      serial: { baudRate: 115200 },
+      eol: '\n',
+      ok: '^OK',
+      timeoutMs: 500,
+      retries: 0,
       points: { n: { query: 'N?', parse: '^OK n=(\\d+)' } },
       actions: { inc: { send: 'INC {value}', min: 0, max: 1_000_000_000 } },
     };
@@ -92,8 +115,12 @@ describe('exactly once under chaos', () => {
   });
 
   test(`${SECONDS} s of pulls, partitions and SIGKILLs: every acknowledged command ran once, none twice, no final refusal of a command that did not run`, async (t) => {
-    const acked = new Set<number>(), unknown = new Set<number>(), wrong: string[] = [];
-    let stop = false, sent = 0, answers = 0;
+    const acked = new Set<number>(),
+      unknown = new Set<number>(),
+      wrong: string[] = [];
+    let stop = false,
+      sent = 0,
+      answers = 0;
     const faults: string[] = [];
     const mastersByTerm = new Map<number, Set<string>>();
 
@@ -129,14 +156,16 @@ describe('exactly once under chaos', () => {
 
     const watch = async () => {
       while (!stop) {
-        await Promise.all(lan.ids.map(async (id) => {
-          const h = await health(lan, id).catch(() => undefined);
-          if (h?.role === 'master') {
-            const s = mastersByTerm.get(h.term) ?? new Set<string>();
-            s.add(id);
-            mastersByTerm.set(h.term, s);
-          }
-        }));
+        await Promise.all(
+          lan.ids.map(async (id) => {
+            const h = await health(lan, id).catch(() => undefined);
+            if (h?.role === 'master') {
+              const s = mastersByTerm.get(h.term) ?? new Set<string>();
+              s.add(id);
+              mastersByTerm.set(h.term, s);
+            }
+          }),
+        );
         await sleep(100);
       }
     };
@@ -184,8 +213,22 @@ describe('exactly once under chaos', () => {
     const lost = [...acked].filter((v) => runs.get(v) !== 1);
     const splitTerms = [...mastersByTerm].filter(([, s]) => s.size > 1).map(([term, s]) => `${term}: ${[...s].join(',')}`);
     const verdict = { twice, lost, wrong, splitTerms };
-    if (process.env.CHAOS_RESULTS === '1') writeResults({ seconds: SECONDS, sent, answers, acked: acked.size, unknown: unknown.size, unknownRan: [...unknown].filter((v) => runs.get(v) === 1).length, executed: counter.executed.length, faults, verdict, commandsPerSecond: Math.round(acked.size / SECONDS) });
-    t.diagnostic(`${sent} commands (${answers} answers), ${acked.size} acknowledged, ${unknown.size} unknown (${[...unknown].filter((v) => runs.get(v) === 1).length} of them ran), ${counter.executed.length} executions; ${faults.length} faults: ${faults.join(', ')}`);
+    if (process.env.CHAOS_RESULTS === '1')
+      writeResults({
+        seconds: SECONDS,
+        sent,
+        answers,
+        acked: acked.size,
+        unknown: unknown.size,
+        unknownRan: [...unknown].filter((v) => runs.get(v) === 1).length,
+        executed: counter.executed.length,
+        faults,
+        verdict,
+        commandsPerSecond: Math.round(acked.size / SECONDS),
+      });
+    t.diagnostic(
+      `${sent} commands (${answers} answers), ${acked.size} acknowledged, ${unknown.size} unknown (${[...unknown].filter((v) => runs.get(v) === 1).length} of them ran), ${counter.executed.length} executions; ${faults.length} faults: ${faults.join(', ')}`,
+    );
     assert.deepEqual(twice, [], 'no command ran twice');
     assert.deepEqual(lost, [], 'every acknowledged command ran exactly once');
     assert.deepEqual(wrong, [], 'every refusal of a command was retryable or final and honest');

@@ -2,7 +2,7 @@
 // `unshare -rnm` (hw-test/run.sh): a switch namespace with a bridge, one namespace per board with
 // eth0 on the bridge, and this process itself as the client on the same LAN. Nothing can leave.
 // "Pulling a cable" is the switch-side link going down; a partition blocks forwarding on the port.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -95,7 +95,18 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
 
   const key = randomBytes(32).toString('hex');
   const cfg = {
-    cluster: { name: 'hw', key, broadcast: '10.231.0.255', udpPort: 5050, heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100, vip: { address: `${VIP}/24`, interface: 'eth0' }, ...opts.cluster },
+    cluster: {
+      name: 'hw',
+      key,
+      broadcast: '10.231.0.255',
+      udpPort: 5050,
+      heartbeatMs: 50,
+      tmaxMs: 300,
+      tthresholdMs: 300,
+      staggerMs: 100,
+      vip: { address: `${VIP}/24`, interface: 'eth0' },
+      ...opts.cluster,
+    },
     boards: ids.map((id) => ({ id, address: addr(id), httpPort: PORT })),
     devices: opts.devices ?? [],
     auth: opts.auth ?? { disabled: true },
@@ -108,12 +119,21 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   const logs = new Map<string, string>();
   const startedAt = new Map<string, number>();
   const lan: Lan = {
-    ids, addr, file, key, logs, startedAt, ns,
+    ids,
+    addr,
+    file,
+    key,
+    logs,
+    startedAt,
+    ns,
     pid: (id) => procs.get(id)?.pid,
     start(id) {
       const node = opts.runners?.[id] ?? [process.execPath];
       startedAt.set(id, Date.now());
-      const p = spawn('ip', ['netns', 'exec', ns(id), ...node, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const p = spawn('ip', ['netns', 'exec', ns(id), ...node, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, EWS_LOG_LEVEL: 'warn' },
+      });
       const add = (d: Buffer) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
       p.stdout!.on('data', add);
       p.stderr!.on('data', add);
@@ -131,12 +151,17 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     isolate: (id, on) => void bridge('-n', sw, 'link', 'set', 'dev', port(id), 'state', on ? '0' : '3'),
     vipHolders: () => ids.filter((id) => ip('-n', ns(id), '-4', 'addr', 'show', 'dev', 'eth0').includes(`${VIP}/24`)),
     async close() {
-      await Promise.all([...procs.values()].map((p) => new Promise<void>((r) => {
-        if (p.exitCode !== null || p.signalCode !== null) return r();
-        p.once('exit', () => r());
-        p.kill('SIGTERM');
-        setTimeout(() => p.kill('SIGKILL'), 3000).unref();
-      })));
+      await Promise.all(
+        [...procs.values()].map(
+          (p) =>
+            new Promise<void>((r) => {
+              if (p.exitCode !== null || p.signalCode !== null) return r();
+              p.once('exit', () => r());
+              p.kill('SIGTERM');
+              setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+            }),
+        ),
+      );
       for (const id of ids) ip('netns', 'del', ns(id));
       ip('netns', 'del', sw);
       ip('link', 'del', cport);
@@ -148,7 +173,12 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
 
 // ---- a small HTTP client with hard timeouts (fetch's pooled sockets stick to a dead MAC) ----
 
-export interface Answer { status: number; body: string; board: string | null; error?: string }
+export interface Answer {
+  status: number;
+  body: string;
+  board: string | null;
+  error?: string;
+}
 
 const agent = new http.Agent({ keepAlive: false });
 
@@ -176,7 +206,12 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
   }
 }
 
-export interface Health { board: string; role: string; term: number; master: string | null }
+export interface Health {
+  board: string;
+  role: string;
+  term: number;
+  master: string | null;
+}
 
 export async function health(lan: Lan, id: string): Promise<Health | undefined> {
   const r = await request(lan.addr(id), '/healthz', { timeoutMs: 1000 });
@@ -185,13 +220,17 @@ export async function health(lan: Lan, id: string): Promise<Health | undefined> 
 
 /** Every listed board answers and names the same master, which holds the VIP alone. */
 export async function settled(lan: Lan, ids = lan.ids, timeoutMs = 15_000): Promise<Health> {
-  return until(`one master among ${ids.join(',')} holding the VIP alone`, async () => {
-    const hs = await Promise.all(ids.map((id) => health(lan, id)));
-    const m = hs[0]?.master;
-    if (!m || hs.some((h) => !h || h.master !== m || h.term !== hs[0]!.term)) return undefined;
-    const masters = hs.filter((h) => h!.role === 'master');
-    if (masters.length !== 1) return undefined;
-    const holders = lan.vipHolders();
-    return holders.length === 1 && holders[0] === m ? hs[0] : undefined;
-  }, timeoutMs);
+  return until(
+    `one master among ${ids.join(',')} holding the VIP alone`,
+    async () => {
+      const hs = await Promise.all(ids.map((id) => health(lan, id)));
+      const m = hs[0]?.master;
+      if (!m || hs.some((h) => !h || h.master !== m || h.term !== hs[0]!.term)) return undefined;
+      const masters = hs.filter((h) => h!.role === 'master');
+      if (masters.length !== 1) return undefined;
+      const holders = lan.vipHolders();
+      return holders.length === 1 && holders[0] === m ? hs[0] : undefined;
+    },
+    timeoutMs,
+  );
 }

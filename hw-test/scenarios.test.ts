@@ -1,17 +1,19 @@
 // Hardware-in-the-loop: three boards on a namespace LAN with real broadcast, a real VIP with
 // gratuitous ARP, and serial devices on ptys. Cables are pulled at the switch.
-import { after, before, describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { randomBytes } from 'node:crypto';
-import { buildLan, health, request, settled, until, VIP, type Lan } from './lan.ts';
-import { ptyPair, ptyWire, type PtyPair } from '../test/devices/pty.ts';
-import { PumpSimulator } from '../dev/simulators/pump.ts';
-import { ValveSimulator } from '../dev/simulators/line-devices.ts';
-import { demoDevices } from '../dev/demo.ts';
-import { createCodec } from '../shared/protocol.ts';
 
-const TMAX = 300, TTHRESHOLD = 300;
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
+import { after, before, describe, test } from 'node:test';
+import { demoDevices } from '../dev/demo.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
+import { PumpSimulator } from '../dev/simulators/pump.ts';
+import { createCodec } from '../shared/protocol.ts';
+import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
+import { buildLan, health, type Lan, request, settled, until, VIP } from './lan.ts';
+
+const TMAX = 300,
+  TTHRESHOLD = 300;
 // The VIP claim waits for arping's duplicate check, whose shortest form takes one second.
 const VIP_MARGIN_MS = 2500;
 
@@ -57,13 +59,15 @@ describe('hardware in the loop', () => {
     await valvePty?.kill();
   });
 
-  test('(a) pull the master\'s cable under load: a new master holds the VIP in time; every command succeeds once', async () => {
+  test("(a) pull the master's cable under load: a new master holds the VIP in time; every command succeeds once", async () => {
     const base = await metric(lan.addr('ews3'), 'ews_device_actions_total', { device: 'valve3', action: 'set' });
     let stop = false;
     let pulledAt = Infinity;
     let firstOkAfterPull = Infinity;
     const unclear: string[] = [];
-    let commands = 0, pages = 0, pageErrors = 0;
+    let commands = 0,
+      pages = 0,
+      pageErrors = 0;
     // A control client that retries each command with its own key until it succeeds.
     const control = async () => {
       for (let i = 0; !stop; i++) {
@@ -101,7 +105,9 @@ describe('hardware in the loop', () => {
     stop = true;
     await Promise.all(clients);
     const executed = (await metric(lan.addr('ews3'), 'ews_device_actions_total', { device: 'valve3', action: 'set' })) - base;
-    process.stdout.write(`# (a) VIP moved after ${holderAt - pulledAt} ms; first command through after ${firstOkAfterPull - pulledAt} ms; ${commands} commands, ${pages} pages (${pageErrors} failed while the address moved)\n`);
+    process.stdout.write(
+      `# (a) VIP moved after ${holderAt - pulledAt} ms; first command through after ${firstOkAfterPull - pulledAt} ms; ${commands} commands, ${pages} pages (${pageErrors} failed while the address moved)\n`,
+    );
     assert.ok(holderAt - pulledAt <= TMAX + VIP_MARGIN_MS, `VIP moved after ${holderAt - pulledAt} ms`);
     assert.deepEqual(unclear, [], 'every failure was a coded error or no answer');
     assert.equal(executed, commands, 'each command ran exactly once');
@@ -173,16 +179,21 @@ describe('hardware in the loop', () => {
     await until('packets captured', async () => captured.length >= 10, 5000);
     // Every board counts what reached it (a board ignores its own packets before anything else).
     const dropped = async (reason: string) => (await Promise.all(lan.ids.map((id) => metric(lan.addr(id), 'ews_udp_dropped_total', { reason })))).reduce((a, b) => a + b, 0);
-    const replay0 = await dropped('replay'), auth0 = await dropped('auth');
+    const replay0 = await dropped('replay'),
+      auth0 = await dropped('auth');
     const send = (b: Buffer) => new Promise<void>((r) => sock.send(b, 5050, '10.231.0.255', () => r()));
     for (let k = 0; k < 3; k++) for (const p of captured) await send(p);
     const forger = createCodec({ key: randomBytes(32), cluster: 'hw', boards: 3, packetBytesMax: 1400 });
-    for (let i = 0; i < 20; i++) await send(forger.encode({ type: 'STATE', sender: 2, term: 999_999, body: { master: 2, linknum: [0, 0, 0], runstate: [1, 1, 1] } }, { epoch: Date.now() + 1e9, counter: i }));
+    for (let i = 0; i < 20; i++)
+      await send(forger.encode({ type: 'STATE', sender: 2, term: 999_999, body: { master: 2, linknum: [0, 0, 0], runstate: [1, 1, 1] } }, { epoch: Date.now() + 1e9, counter: i }));
     for (let i = 0; i < 20; i++) await send(randomBytes(100));
     sock.close();
     await until('drops counted', async () => (await dropped('replay')) >= replay0 + 3 * captured.length && (await dropped('auth')) >= auth0 + 3 * 20, 5000);
     const afterH = await Promise.all(lan.ids.map((id) => health(lan, id)));
-    assert.deepEqual(afterH.map((h) => [h!.master, h!.term]), before.map((h) => [h!.master, h!.term]));
+    assert.deepEqual(
+      afterH.map((h) => [h!.master, h!.term]),
+      before.map((h) => [h!.master, h!.term]),
+    );
   });
 
   test('(g) a flapping master cable (down/up every 200 ms for 10 s) settles to one master', async () => {
@@ -201,18 +212,22 @@ describe('hardware in the loop', () => {
     const before = (await settled(lan))!;
     const nodes = lan.ids.filter((id) => id !== before.master);
     const late = async (over: string) => (await Promise.all(nodes.map((id) => metric(lan.addr(id), 'ews_state_gaps_late_total', { over })))).reduce((a, b) => a + b, 0);
-    const late0 = await late('2x_heartbeat'), overTmax0 = await late('tmax');
+    const late0 = await late('2x_heartbeat'),
+      overTmax0 = await late('tmax');
     const seconds = Number(process.env.HW_SATURATION_S ?? 30);
     const until30 = Date.now() + seconds * 1000;
     let done = 0;
-    await Promise.all(Array.from({ length: 48 }, async () => {
-      while (Date.now() < until30) {
-        await request(VIP, '/cgi-bin/echo?ms=2', { timeoutMs: 5000 });
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 48 }, async () => {
+        while (Date.now() < until30) {
+          await request(VIP, '/cgi-bin/echo?ms=2', { timeoutMs: 5000 });
+          done++;
+        }
+      }),
+    );
     const after = await Promise.all(lan.ids.map((id) => health(lan, id)));
-    const lateGaps = (await late('2x_heartbeat')) - late0, overTmax = (await late('tmax')) - overTmax0;
+    const lateGaps = (await late('2x_heartbeat')) - late0,
+      overTmax = (await late('tmax')) - overTmax0;
     process.stdout.write(`# (h) ${done} requests in ${seconds} s; STATE gaps over 2 heartbeats seen by nodes: ${lateGaps}, over Tmax: ${overTmax}\n`);
     assert.ok(done > 1000, `${done} requests`);
     assert.equal(overTmax, 0, 'no heartbeat gap long enough for a takeover');

@@ -1,10 +1,15 @@
 // Request classification: the first class (in priority order) with a matching rule wins;
 // a request no rule matches falls into the lowest-priority class.
 import type { IncomingHttpHeaders } from 'node:http';
-import { ipv4ToInt, type ClassConfig, type MatchRule } from '../shared/config.ts';
+import { type ClassConfig, ipv4ToInt, type MatchRule } from '../shared/config.ts';
 import { isIPv4 } from '../shared/ipv4.ts';
 
-export interface RequestFacts { method: string; path: string; headers?: IncomingHttpHeaders; client?: string }
+export interface RequestFacts {
+  method: string;
+  path: string;
+  headers?: IncomingHttpHeaders;
+  client?: string;
+}
 
 export interface Classifier {
   /** Index into the classes array the classifier was built from. */
@@ -27,7 +32,7 @@ function matches(rule: MatchRule, f: RequestFacts): boolean {
   if (rule.cookie !== undefined && !hasCookie(typeof f.headers?.cookie === 'string' ? f.headers.cookie : undefined, rule.cookie)) return false;
   if (rule.client !== undefined) {
     const ip = (f.client ?? '').replace(/^::ffff:/, '');
-    if (!isIPv4(ip) || ((ipv4ToInt(ip) & rule.client.mask) >>> 0) !== rule.client.net) return false;
+    if (!isIPv4(ip) || (ipv4ToInt(ip) & rule.client.mask) >>> 0 !== rule.client.net) return false;
   }
   return true;
 }

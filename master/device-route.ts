@@ -5,7 +5,10 @@ import type { IdemCheck, IdemRecord } from '../shared/idempotency-store.ts';
 
 const DEVICE_PATH = /^\/cgi-bin\/devices\/([^/?]+)(?:\/([^/?]+))?\/?$/;
 
-export interface DeviceTarget { device: DeviceConfig; action: string }
+export interface DeviceTarget {
+  device: DeviceConfig;
+  action: string;
+}
 
 /** The device a path addresses, or undefined for other paths; an unknown device is a 404 at once. */
 export function deviceTarget(path: string, method: string, devices: readonly DeviceConfig[]): DeviceTarget | undefined {
@@ -21,10 +24,7 @@ export function deviceTarget(path: string, method: string, devices: readonly Dev
 }
 
 /** What to do with a device command whose Idempotency-Key the master has seen (`check`). */
-export type KeyRoute =
-  | { kind: 'boards'; boards: readonly number[] }
-  | { kind: 'replay'; rec: IdemRecord; body: string }
-  | { kind: 'refuse'; code: 'IDEMPOTENCY_CONFLICT' | 'IDEMPOTENCY_UNKNOWN' };
+export type KeyRoute = { kind: 'boards'; boards: readonly number[] } | { kind: 'replay'; rec: IdemRecord; body: string } | { kind: 'refuse'; code: 'IDEMPOTENCY_CONFLICT' | 'IDEMPOTENCY_UNKNOWN' };
 
 /**
  * A retry is answered from its record when the record holds the answer; otherwise it goes to the

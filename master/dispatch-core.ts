@@ -5,21 +5,19 @@
 // retry decision and the completion accounting all live here. No sockets, no timers, no Date:
 // the adapter (node/http/intake.ts) carries requests and answers, and calls `tick` and `period`.
 import type { Config } from '../shared/config.ts';
-import type { ErrorCode } from '../shared/errors.ts';
 import { TREES } from '../shared/content-levels.ts';
+import type { ErrorCode } from '../shared/errors.ts';
 import type { StateTable } from '../shared/state-table.ts';
-import { leastConnection, type BoardLoadView } from './least-connection.ts';
-import type { Outcome, Scheduler } from './scheduler.ts';
-import { OUTCOMES, type Effect, type Job, type JobInfo, type OutcomeName } from './job.ts';
-import { schedulerFor } from './scheduler-factory.ts';
+import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
+import { type BoardLoadView, leastConnection } from './least-connection.ts';
 import { AdmissionController } from './qos/admission.ts';
-import { LoadMonitor, treeFor, UtilizationController } from './qos/adaptation.ts';
-import { QuotaController } from './qos/quota.ts';
+import { DispatchLoops } from './qos/dispatch-loops.ts';
 import { ReserveQueue } from './qos/reserve-queue.ts';
+import type { Outcome, Scheduler } from './scheduler.ts';
+import { schedulerFor } from './scheduler-factory.ts';
 
-export { OUTCOMES, type Effect, type Job, type JobInfo, type JobState, type OutcomeName } from './job.ts';
+export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type OutcomeName } from './job.ts';
 
-const NONE: readonly number[] = [];
 /** 'spill': the master runs overflow itself only while it uses less than this share of its CPU. */
 export const SPILL_BELOW = 0.6;
 /** Queue entries a scheduler looks at per class before giving up on that class. */
@@ -31,14 +29,12 @@ export class DispatchCore<P> {
   readonly scheduler: Scheduler<Job<P>>;
   private readonly reserve: ReserveQueue<Job<P>>;
   private readonly admission: AdmissionController | undefined;
-  private readonly adapt: { monitor: LoadMonitor; ctl: UtilizationController; U: number } | undefined;
-  private readonly quota: QuotaController | undefined;
+  /** Content adaptation (000) and quotas (003). */
+  private readonly loops: DispatchLoops;
   /** In flight per class (quota control). */
   readonly inflight: number[];
   /** Recent service time per class (dispatch to answer): predicts whether a queued job can still make its deadline. */
   readonly serviceMs: number[];
-  private readonly respSum: number[];
-  private readonly respCount: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
   private readonly counts: Record<OutcomeName, number[]>;
@@ -68,28 +64,21 @@ export class DispatchCore<P> {
     this.spill = cfg.cluster.masterWork !== 'share' && cfg.boards.length > 1;
     this.forwardOnly = cfg.cluster.masterWork === 'forward';
     this.others = cfg.boards.map((b) => b.index).filter((i) => i !== self);
-    this.view = {
-      n: table.n,
-      linknum: (i) => table.linknum(i),
-      runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)),
-    };
+    this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)) };
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
     this.reserve = new ReserveQueue(cfg.classes.length, q.admission?.reserveMax ?? 0);
     this.inflight = cfg.classes.map(() => 0);
     this.serviceMs = cfg.classes.map(() => 0);
-    this.respSum = cfg.classes.map(() => 0);
-    this.respCount = cfg.classes.map(() => 0);
     this.counts = Object.fromEntries(OUTCOMES.map((o) => [o, cfg.classes.map(() => 0)])) as Record<OutcomeName, number[]>;
     this.all = cfg.boards.map((b) => b.index);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
-    if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
-    if (q.quota) this.quota = new QuotaController(cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })), cfg.boards.length * cfg.limits.inFlightPerBoardMax, q.quota.gain);
+    this.loops = new DispatchLoops(cfg);
   }
 
   /** Whether `period` must be called every qos.periodMs. */
   get periodic(): boolean {
-    return !!(this.admission || this.adapt || this.quota || this.scheduler.periodic);
+    return !!(this.admission || this.loops.active || this.scheduler.periodic);
   }
 
   count(outcome: OutcomeName, cls: number): number {
@@ -98,11 +87,7 @@ export class DispatchCore<P> {
 
   /** A client request arrives. The effects include its own dispatch or refusal when immediate. */
   submit(payload: P, info: JobInfo, nowMs: number): { job: Job<P>; effects: Effect<P>[] } {
-    // One shape for every job (no spread): the hot path stays monomorphic.
-    const job: Job<P> = {
-      cls: info.cls, bytes: info.bytes, candidates: info.candidates, safe: info.safe, page: info.page, client: info.client, session: info.session,
-      payload, enqueuedMs: nowMs, state: 'queued', attempts: 0, tried: NONE, board: -1, id: 0, tree: TREES, dispatchedMs: 0, reservedAt: 0,
-    };
+    const job = newJob(payload, info, nowMs);
     return { job, effects: this.admit(job, nowMs) };
   }
 
@@ -128,9 +113,7 @@ export class DispatchCore<P> {
     const served = nowMs - job.dispatchedMs;
     const s = this.serviceMs[job.cls]!;
     this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
-    this.respSum[job.cls]! += responseMs;
-    this.respCount[job.cls]!++;
-    this.adapt?.monitor.record(answerBytes);
+    this.loops.record(job.cls, responseMs, answerBytes);
     this.counts.served[job.cls]!++;
     this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.tree, levels: TREES, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
     return this.pumpInto([], nowMs);
@@ -208,16 +191,7 @@ export class DispatchCore<P> {
         for (const job of this.reserve.stale(cls, this.periodN, after)) this.refuse(out, job, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
       }
     }
-    if (this.adapt) {
-      const a = cfg.qos.adaptation!;
-      this.adapt.U = this.adapt.monitor.take(cfg.qos.periodMs, a.a, a.b).U;
-      this.adapt.ctl.step(this.adapt.U);
-    }
-    if (this.quota) {
-      this.quota.period(this.respCount.map((n, i) => (n > 0 ? this.respSum[i]! / n : undefined)));
-      this.respSum.fill(0);
-      this.respCount.fill(0);
-    }
+    this.loops.period();
     this.scheduler.tick(nowMs);
     return this.pumpInto(out, nowMs);
   }
@@ -246,10 +220,21 @@ export class DispatchCore<P> {
   /** Every controller's state, for /metrics, /api/stats and the UI. */
   qosState(): Record<string, unknown> {
     return {
-      scheduler: this.cfg.qos.scheduler, ...this.scheduler.state(),
-      ...(this.admission ? { admission: this.admission.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) })), reserve: this.reserve.lengths() } : {}),
-      ...(this.adapt ? { G: +this.adapt.ctl.G.toFixed(3), U: +this.adapt.U.toFixed(3) } : {}),
-      ...(this.quota ? { quotas: [...this.quota.quotas] } : {}),
+      scheduler: this.cfg.qos.scheduler,
+      ...this.scheduler.state(),
+      ...(this.admission
+        ? {
+            admission: this.admission.classes.map((c) => ({
+              targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null,
+              p: +c.p.toFixed(3),
+              q: c.q,
+              e: c.e,
+              predicted: +c.predicted.toFixed(2),
+            })),
+            reserve: this.reserve.lengths(),
+          }
+        : {}),
+      ...this.loops.state(),
       inflight: [...this.inflight],
     };
   }
@@ -272,7 +257,7 @@ export class DispatchCore<P> {
     for (;;) {
       let chosen = -1;
       const job = this.scheduler.take(nowMs, (j) => {
-        if (this.quota && !this.quota.canRun(j.cls, this.inflight[j.cls]!)) return false;
+        if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
         const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
         // 'spill': the other boards first; the master only when none of them has room.
         let b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
@@ -291,7 +276,7 @@ export class DispatchCore<P> {
         continue;
       }
       // The content level: pages adapt to load by client; device control never does.
-      const tree = this.adapt && job.page ? treeFor(this.adapt.ctl.G, job.client, TREES) : TREES;
+      const tree = this.loops.tree(job.page, job.client);
       if (tree === 0) {
         this.refuse(out, job, 'shed', 'OVERLOADED', undefined, 2, nowMs);
         continue;

@@ -1,5 +1,7 @@
 // A request as the dispatch core sees it: the facts the adapter knows when it arrives, what the
 // core records about it on its way, the effects the core returns, and how a request can end.
+
+import { TREES } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { QueueItem } from './scheduler.ts';
 
@@ -41,3 +43,28 @@ export type Effect<P> =
 
 export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
 export type OutcomeName = (typeof OUTCOMES)[number];
+
+const NONE: readonly number[] = [];
+
+/** A new job, queued at `nowMs`. One shape for every job (no spread): the hot path stays monomorphic. */
+export function newJob<P>(payload: P, info: JobInfo, nowMs: number): Job<P> {
+  return {
+    cls: info.cls,
+    bytes: info.bytes,
+    candidates: info.candidates,
+    safe: info.safe,
+    page: info.page,
+    client: info.client,
+    session: info.session,
+    payload,
+    enqueuedMs: nowMs,
+    state: 'queued',
+    attempts: 0,
+    tried: NONE,
+    board: -1,
+    id: 0,
+    tree: TREES,
+    dispatchedMs: 0,
+    reservedAt: 0,
+  };
+}

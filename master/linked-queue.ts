@@ -1,12 +1,19 @@
 // A FIFO with O(1) removal from the middle (a client that went away leaves the queue at once).
-export interface QueueNode<T> { value: T; prev: QueueNode<T> | undefined; next: QueueNode<T> | undefined; queued: boolean }
+export interface QueueNode<T> {
+  value: T;
+  prev: QueueNode<T> | undefined;
+  next: QueueNode<T> | undefined;
+  queued: boolean;
+}
 
 export class LinkedQueue<T> {
   private head: QueueNode<T> | undefined;
   private tail: QueueNode<T> | undefined;
   private count = 0;
 
-  get size(): number { return this.count; }
+  get size(): number {
+    return this.count;
+  }
 
   push(value: T): QueueNode<T> {
     const node: QueueNode<T> = { value, prev: this.tail, next: undefined, queued: true };
@@ -29,7 +36,9 @@ export class LinkedQueue<T> {
     return true;
   }
 
-  first(): QueueNode<T> | undefined { return this.head; }
+  first(): QueueNode<T> | undefined {
+    return this.head;
+  }
 
   *nodes(limit = Infinity): Generator<QueueNode<T>> {
     let n = this.head;

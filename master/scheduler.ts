@@ -11,7 +11,11 @@ export interface QueueItem {
   readonly enqueuedMs: number;
 }
 
-export interface ClassBounds { readonly priority: number; readonly queueMax: number; readonly deadlineMs: number }
+export interface ClassBounds {
+  readonly priority: number;
+  readonly queueMax: number;
+  readonly deadlineMs: number;
+}
 
 /** How a request ended, fed back to schedulers that learn from it (QoS). */
 export interface Outcome {
@@ -47,7 +51,10 @@ export interface Scheduler<T extends QueueItem> {
   state(): Record<string, number | string | number[] | string[]>;
 }
 
-export interface SchedulerLimits { readonly queueBytesMax: number; readonly scanMax: number }
+export interface SchedulerLimits {
+  readonly queueBytesMax: number;
+  readonly scanMax: number;
+}
 
 /** Per-class FIFOs with bounds; subclasses choose which class goes next. */
 abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
@@ -57,7 +64,10 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   private seq = 0;
   private heldBytes = 0;
 
-  constructor(protected readonly classes: readonly ClassBounds[], protected readonly limits: SchedulerLimits) {
+  constructor(
+    protected readonly classes: readonly ClassBounds[],
+    protected readonly limits: SchedulerLimits,
+  ) {
     this.queues = classes.map(() => new LinkedQueue());
   }
 
@@ -96,7 +106,9 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
     if (cls !== undefined) return this.queues[cls]?.size ?? 0;
     return this.where.size;
   }
-  bytes(): number { return this.heldBytes; }
+  bytes(): number {
+    return this.heldBytes;
+  }
 
   drain(): T[] {
     const all = [...this.where.keys()];

@@ -1,8 +1,8 @@
 // The board's own gauges on /metrics: role, term, the table as it sees it, event-loop delay,
 // device actions, idempotency records, memory.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { Registry } from '../shared/metrics.ts';
+import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
@@ -15,13 +15,20 @@ export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () =>
   metrics.gauge('ews_term', 'Election term this board follows', () => [[{}, core.term]]);
   metrics.gauge('ews_linknum', "Connections per board, as this board's table says", () => view().boards.map((b) => [{ board: b.id }, b.linknum]));
   metrics.gauge('ews_runstate', 'Run state per board (1 running, 0 joining, -1 down)', () => view().boards.map((b) => [{ board: b.id }, b.runstate]));
-  metrics.gauge('ews_event_loop_delay_seconds', 'Event loop delay since start', () => [[{ q: 'p99' }, loopDelay.percentile(99) / 1e9], [{ q: 'max' }, loopDelay.max / 1e9]]);
+  metrics.gauge('ews_event_loop_delay_seconds', 'Event loop delay since start', () => [
+    [{ q: 'p99' }, loopDelay.percentile(99) / 1e9],
+    [{ q: 'max' }, loopDelay.max / 1e9],
+  ]);
   metrics.counterOf('ews_device_actions_total', 'Actions this board ran on its devices', () => [...devices.actionCounts].map(([k, v]) => [{ device: k.split(' ')[0]!, action: k.split(' ')[1]! }, v]));
   metrics.gauge('ews_idempotency_keys', 'Idempotency-Key records held', () => [[{}, idem.store.size]]);
   metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
   metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
     const m = process.memoryUsage();
-    return [[{ kind: 'used' }, m.heapUsed], [{ kind: 'total' }, m.heapTotal], [{ kind: 'external' }, m.external + m.arrayBuffers]];
+    return [
+      [{ kind: 'used' }, m.heapUsed],
+      [{ kind: 'total' }, m.heapTotal],
+      [{ kind: 'external' }, m.external + m.arrayBuffers],
+    ];
   });
   return () => loopDelay.disable();
 }

@@ -1,22 +1,20 @@
 // A board: the composition root. It builds the adapters around the pure cores and wires them
 // together; every decision is made in the cores, every piece of I/O in the adapters it builds.
+import type { Socket } from 'node:net';
+import { type Clock, systemClock } from '../shared/clock.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
-import { EwsError } from '../shared/errors.ts';
 import { FrameCodec } from '../shared/dispatch-frame.ts';
-import { createLogger, type Logger } from './log.ts';
+import { EwsError } from '../shared/errors.ts';
+import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
-import { IdempotencyStore, idemWire } from '../shared/idempotency-store.ts';
 import { AuthGuard } from './auth/guard.ts';
 import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
-import { Loopback } from './loopback.ts';
-import type { TlsMaterial } from './tls-material.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
 import { ClusterReactions } from './cluster-reactions.ts';
-import { clusterView, type ClusterView } from './cluster-view.ts';
+import { type ClusterView, clusterView } from './cluster-view.ts';
 import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
 import { openRealPort, type PortFactory } from './devices/serial-line.ts';
@@ -24,14 +22,18 @@ import { EventsHub } from './events-hub.ts';
 import { DispatchClient, serveLink } from './http/dispatch-link.ts';
 import { Executor } from './http/executor.ts';
 import { FrontServer } from './http/front-server.ts';
-import { Intake } from './http/intake.ts';
+import { Intake, type IntakeDeps } from './http/intake.ts';
 import { MasterRelay } from './http/master-relay.ts';
 import { Router } from './http/router.ts';
 import { SessionRoutes } from './http/sessions.ts';
+import { idemBroadcast } from './idem-broadcast.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
 import { openIntentLog } from './intent-log.ts';
+import { createLogger, type Logger } from './log.ts';
+import { Loopback } from './loopback.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
 import { Schedules } from './schedules.ts';
+import type { TlsMaterial } from './tls-material.ts';
 import { systemTransport, type Transport } from './transport.ts';
 import { Worker } from './worker.ts';
 
@@ -85,69 +87,67 @@ export class Board {
     const metrics = this.metrics;
     const l = cfg.limits;
 
-    this.devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
-    this.directory = new DeviceDirectory(cfg.devices);
+    const devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
+    const directory = new DeviceDirectory(cfg.devices);
     const stateDir = cfg.stateDir ?? process.env.STATE_DIRECTORY; // systemd's StateDirectory=ews sets it
-    this.idem = new IdempotentExecutor(new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs), self.index, () => Date.now(), (rec) => {
-      // Sent twice: a lost packet must not cost a device command. An answer too large for the
-      // packet stays behind: a retry is then sent to the board that holds it.
-      let body = idemWire(rec, l.udpPacketBytesMax);
-      if (!this.link.broadcastApp('IDEM', body)) {
-        body = idemWire(rec, 0);
-        this.link.broadcastApp('IDEM', body);
-      }
-      if (rec.state !== 'pending') setTimeout(() => this.link.broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
-    }, openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs));
-    const worker = new Worker(cfg, self, this.devices, this.directory, this.idem);
+    const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
+    const idem = new IdempotentExecutor(
+      store,
+      self.index,
+      () => Date.now(),
+      idemBroadcast(() => this.link, cfg),
+      openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs),
+    );
+    const worker = new Worker(cfg, self, devices, directory, idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
-    const revoked = new RevokedSessions(l.revokedSessionsMax, stateDir ? revokedFile(stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
+    const revokedAt = stateDir ? revokedFile(stateDir, self.id) : undefined;
+    const revoked = new RevokedSessions(l.revokedSessionsMax, revokedAt, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
-    this.guard = guard;
     // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
     // a short-lived operator session of their own, issued per call.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
-    this.schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
-    this.mqtt = new MqttBridge(cfg, self, { cluster: () => this.view(), devices: () => this.directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
-    this.hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
+    const [view, closing] = [() => this.view(), () => this.closing];
+    const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
+    const mqtt = new MqttBridge(cfg, self, { cluster: view, devices: () => directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
+    const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
 
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
-    this.link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
+    const link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
     const frames = new FrameCodec(cfg.cluster.key, l.bodyBytesMax + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
-    const executor = new Executor(cfg, self, this.link, worker, metrics, this.link.bootEpoch);
-    this.intake = new Intake({
-      cfg, self: self.index, clock, core: this.link,
-      link: new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls),
-      epochOf: (board) => this.link.epochOf(board),
-      executeLocal: (run, done) => executor.local(run, done),
-      metrics, log, idempotency: this.idem.store,
-    });
-    this.relay = new MasterRelay(cfg, self, opts.tls);
-    this.reactions = new ClusterReactions({
-      cfg, self: self.index, log, link: this.link, intake: this.intake, relay: this.relay, devices: this.devices, directory: this.directory,
-      idem: this.idem, revoked, hub: this.hub, mqtt: this.mqtt, schedules: this.schedules, view: () => this.view(), closing: () => this.closing,
-    });
-    this.devices.on('snapshot', (snap) => this.reactions.onSnapshot(snap));
-    this.link.onEvents = (ev) => this.reactions.onEvents(ev);
-    this.link.afterApply = () => this.intake.pump();
-    this.link.onApp = (msg) => this.reactions.onApp(msg);
+    const executor = new Executor(cfg, self, link, worker, metrics, link.bootEpoch);
+    const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls);
+    const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => link.epochOf(board), (run, done) => executor.local(run, done)];
+    const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
+    const relay = new MasterRelay(cfg, self, opts.tls);
+    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, revoked, hub, mqtt, schedules, view, closing });
+    devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
+    link.onEvents = (ev) => reactions.onEvents(ev);
+    link.afterApply = () => intake.pump();
+    link.onApp = (msg) => reactions.onApp(msg);
 
     const sessions = new SessionRoutes(cfg, guard, revoked, (sid, exp) => {
-      this.hub.endSession(sid);
-      this.reactions.sendRevoked([[sid, exp]]);
+      hub.endSession(sid);
+      reactions.sendRevoked([[sid, exp]]);
     });
-    const router = new Router({
-      cfg, self, core: this.link, guard, sessions, intake: this.intake, relay: this.relay, hub: this.hub, metrics,
-      view: () => this.view(), watched: () => this.reactions.watched(), closing: () => this.closing,
-    });
-    this.front = new FrontServer(l, {
-      request: (req, res) => router.handle(req, res),
-      link: (sock, rest) => serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax),
-      accept: () => transport.accepting(),
-    }, log, opts.tls);
-    this.stopMetrics = boardMetrics(metrics, this.link, () => this.view(), this.devices, this.idem);
+    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, view, watched: () => reactions.watched(), closing });
+    const serveFrames = (sock: Socket, rest: Buffer) =>
+      serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);
+    this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting() }, log, opts.tls);
+    this.devices = devices;
+    this.directory = directory;
+    this.idem = idem;
+    this.guard = guard;
+    this.schedules = schedules;
+    this.mqtt = mqtt;
+    this.hub = hub;
+    this.link = link;
+    this.intake = intake;
+    this.relay = relay;
+    this.reactions = reactions;
+    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {

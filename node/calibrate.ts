@@ -5,7 +5,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { calibrate } from '../master/qos/adaptation.ts';
 import { closedLoop } from './load-gen.ts';
 
-export interface CalibrationPoint { bytes: number; R: number; W: number; concurrency: number }
+export interface CalibrationPoint {
+  bytes: number;
+  R: number;
+  W: number;
+  concurrency: number;
+}
 
 export async function measure(base: string, sizes: readonly number[], seconds: number, token?: string, log: (s: string) => void = () => {}): Promise<CalibrationPoint[]> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
@@ -24,12 +29,17 @@ export async function measure(base: string, sizes: readonly number[], seconds: n
   return points;
 }
 
-export async function runCalibrate(url: string, opts: { write?: string; token?: string; seconds: number; sizes: number[] }, out: (s: string) => void): Promise<{ a: number; b: number; points: CalibrationPoint[] }> {
+export async function runCalibrate(
+  url: string,
+  opts: { write?: string; token?: string; seconds: number; sizes: number[] },
+  out: (s: string) => void,
+): Promise<{ a: number; b: number; points: CalibrationPoint[] }> {
   out(`calibrating ${url}: content sizes ${opts.sizes.join(', ')} bytes`);
   const points = await measure(url, opts.sizes, opts.seconds, opts.token, out);
   const fit = calibrate(points);
   // A noisy machine can tilt the fit below zero; neither cost can be negative.
-  const a = Math.max(fit.a, 1e-6), b = Math.max(fit.b, 0);
+  const a = Math.max(fit.a, 1e-6),
+    b = Math.max(fit.b, 0);
   if (a !== fit.a || b !== fit.b) out(`(the fit gave a = ${fit.a.toExponential(3)}, b = ${fit.b.toExponential(3)}: clamped to non-negative costs; measure on a quieter machine)`);
   out(`a = ${a.toExponential(3)} s per request, b = ${b.toExponential(3)} s per byte`);
   if (opts.write) {

@@ -1,12 +1,12 @@
 // `ews` command line. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fail, loadOrFail, startBoard } from './start.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './calibrate.ts';
-import { readTlsMaterial } from './tls-material.ts';
 import { genCert } from './gen-cert.ts';
-import { resolve } from 'node:path';
+import { fail, loadOrFail, startBoard } from './start.ts';
+import { readTlsMaterial } from './tls-material.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
@@ -56,7 +56,20 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: rest, options: { config: { type: 'string' }, board: { type: 'string' }, boards: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, write: { type: 'string' }, out: { type: 'string' }, days: { type: 'string' } }, strict: true }).values;
+    values = parseArgs({
+      args: rest,
+      options: {
+        config: { type: 'string' },
+        board: { type: 'string' },
+        boards: { type: 'string' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        write: { type: 'string' },
+        out: { type: 'string' },
+        days: { type: 'string' },
+      },
+      strict: true,
+    }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
   }
@@ -71,7 +84,10 @@ export async function main(argv: string[]): Promise<number> {
       } catch (e) {
         return fail((e as Error).message);
       }
-      if (!cfg.stateDir) process.stdout.write('note: no stateDir: unless systemd gives one (StateDirectory=), boot epochs, logouts and started device commands are kept in memory only; a board killed right after driving a device may then let a retry run the command again\n');
+      if (!cfg.stateDir)
+        process.stdout.write(
+          'note: no stateDir: unless systemd gives one (StateDirectory=), boot epochs, logouts and started device commands are kept in memory only; a board killed right after driving a device may then let a retry run the command again\n',
+        );
       process.stdout.write(`ok: ${cfg.boards.length} boards, ${cfg.classes.length} classes, scheduler ${cfg.qos.scheduler}\n`);
       return 0;
     }
@@ -98,7 +114,16 @@ export async function main(argv: string[]): Promise<number> {
     case 'calibrate': {
       if (!values.url) return fail('--url URL is required');
       try {
-        await runCalibrate(values.url as string, { write: values.write as string | undefined, token: (values.token as string | undefined) ?? process.env.EWS_TOKEN, seconds: Number(process.env.EWS_CALIBRATE_SECONDS ?? 2), sizes: [1024, 16_384, 65_536, 262_144] }, (l) => process.stdout.write(`${l}\n`));
+        await runCalibrate(
+          values.url as string,
+          {
+            write: values.write as string | undefined,
+            token: (values.token as string | undefined) ?? process.env.EWS_TOKEN,
+            seconds: Number(process.env.EWS_CALIBRATE_SECONDS ?? 2),
+            sizes: [1024, 16_384, 65_536, 262_144],
+          },
+          (l) => process.stdout.write(`${l}\n`),
+        );
         return 0;
       } catch (e) {
         return fail(`calibration failed: ${(e as Error).message}`, 1);

@@ -2,12 +2,13 @@
 // the core asks for, and the codec with its drop counters. Everything it decides comes from
 // ClusterCore; this file only carries packets and time. It runs in the cluster plane, a worker
 // thread of its own (node/cluster-plane/), so request load cannot delay a heartbeat.
+
+import type { Clock } from '../shared/clock.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
-import { createCodec, DROP_REASONS, type AppMessage, type Codec, type Message } from '../shared/protocol.ts';
+import type { Counter, Registry } from '../shared/metrics.ts';
+import { type AppMessage, type Codec, createCodec, DROP_REASONS, type Message } from '../shared/protocol.ts';
 import { ReplayGuard } from '../shared/replay-guard.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Registry, Counter } from '../shared/metrics.ts';
 import type { Logger } from './log.ts';
 import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
@@ -140,11 +141,14 @@ export class ClusterLink {
     if (this.timer && at >= this.timerAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      this.apply(this.core.tick(this.clock.now()));
-    }, Math.max(0, at - this.clock.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Infinity;
+        this.apply(this.core.tick(this.clock.now()));
+      },
+      Math.max(0, at - this.clock.now()),
+    );
   }
 
   private onPacket(buf: Buffer, size: number): void {

@@ -4,11 +4,9 @@
 // going out, and the cluster view pushed to SSE clients and MQTT.
 import type { Config } from '../shared/config.ts';
 import type { CoreEvent } from '../shared/election.ts';
-import type { Logger } from './log.ts';
-import type { AppMessage } from '../shared/protocol.ts';
-import { parseIdem } from '../shared/idempotency-store.ts';
 import { EwsError } from '../shared/errors.ts';
-import { sendError } from './http/http-io.ts';
+import { parseIdem } from '../shared/idempotency-store.ts';
+import type { AppMessage } from '../shared/protocol.ts';
 import type { RevokedSessions } from './auth/revoked-sessions.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
@@ -16,9 +14,11 @@ import type { DeviceDirectory } from './devices/device-directory.ts';
 import { parseSnapshot } from './devices/device-directory.ts';
 import type { DeviceManager, DeviceSnapshot } from './devices/device-manager.ts';
 import type { EventsHub } from './events-hub.ts';
+import { sendError } from './http/http-io.ts';
 import type { Intake } from './http/intake.ts';
 import type { MasterRelay } from './http/master-relay.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
+import type { Logger } from './log.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
 import type { Schedules } from './schedules.ts';
 
@@ -159,11 +159,14 @@ export class ClusterReactions {
     d.hub.publish('device', snap);
     d.mqtt.publishState();
     if (this.devicePending.has(snap.id)) return;
-    this.devicePending.set(snap.id, setTimeout(() => {
-      this.devicePending.delete(snap.id);
-      const latest = d.devices.snapshots().find((s) => s.id === snap.id);
-      if (latest && !d.link.broadcastApp('DEVICE', { ...latest })) d.log.warn({ device: snap.id }, 'device reading too large for one packet');
-    }, DEVICE_COALESCE_MS));
+    this.devicePending.set(
+      snap.id,
+      setTimeout(() => {
+        this.devicePending.delete(snap.id);
+        const latest = d.devices.snapshots().find((s) => s.id === snap.id);
+        if (latest && !d.link.broadcastApp('DEVICE', { ...latest })) d.log.warn({ device: snap.id }, 'device reading too large for one packet');
+      }, DEVICE_COALESCE_MS),
+    );
   }
 
   /** An SSE client connected: push the cluster view while any is listening. */

@@ -16,6 +16,13 @@ export function clusterView(cfg: Config, core: ClusterMirror): ClusterView {
     cluster: cfg.cluster.name,
     master: m >= 0 ? cfg.boards[m]!.id : null,
     term: core.term,
-    boards: cfg.boards.map((b) => ({ id: b.id, address: b.address, url: `${cfg.tls ? 'https' : 'http'}://${b.address}:${b.httpPort}`, linknum: t?.linknum[b.index] ?? 0, runstate: t?.runstate[b.index] ?? 0, role: b.index === m ? 'master' : 'node' })),
+    boards: cfg.boards.map((b) => ({
+      id: b.id,
+      address: b.address,
+      url: `${cfg.tls ? 'https' : 'http'}://${b.address}:${b.httpPort}`,
+      linknum: t?.linknum[b.index] ?? 0,
+      runstate: t?.runstate[b.index] ?? 0,
+      role: b.index === m ? 'master' : 'node',
+    })),
   };
 }

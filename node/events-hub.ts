@@ -5,7 +5,11 @@ import type { ServerResponse } from 'node:http';
 import { EwsError } from '../shared/errors.ts';
 
 /** Who opened a stream; `sid` undefined when login is off. */
-export interface StreamOwner { readonly user: string; readonly sid: string | undefined; readonly expS: number | undefined }
+export interface StreamOwner {
+  readonly user: string;
+  readonly sid: string | undefined;
+  readonly expS: number | undefined;
+}
 
 const KEEP_ALIVE_MS = 15_000;
 /** Longest delay a Node timer takes; later expiries are caught by the keep-alive sweep. */
@@ -14,13 +18,18 @@ const TIMER_MS_MAX = 2 ** 31 - 1;
 export class EventsHub {
   private readonly clients = new Map<ServerResponse, StreamOwner>();
   private readonly keepAlive: NodeJS.Timeout;
-  constructor(private readonly max: number, private readonly perUserMax: number) {
+  constructor(
+    private readonly max: number,
+    private readonly perUserMax: number,
+  ) {
     this.keepAlive = setInterval(() => {
       this.endExpired(Date.now());
       this.write(': keep-alive\n\n');
     }, KEEP_ALIVE_MS).unref();
   }
-  get size(): number { return this.clients.size; }
+  get size(): number {
+    return this.clients.size;
+  }
 
   add(res: ServerResponse, owner: StreamOwner, initial: Array<[string, unknown]>, nowMs: number): void {
     if (this.clients.size >= this.max) throw new EwsError('QUEUE_FULL', `at most ${this.max} event listeners`, { retryAfterS: 5 });

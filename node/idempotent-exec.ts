@@ -7,8 +7,15 @@ import { EwsError } from '../shared/errors.ts';
 import type { IdempotencyStore, IdemRecord } from '../shared/idempotency-store.ts';
 import type { IntentLog } from './intent-log.ts';
 
-export interface Captured { status: number; body: string; headers?: Record<string, string> }
-export interface IdemOutcome extends Captured { replayed: boolean; board: number }
+export interface Captured {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+export interface IdemOutcome extends Captured {
+  replayed: boolean;
+  board: number;
+}
 
 /** Answers that mean the device was (or may have been) driven: those are final for the key. */
 const recordable = (status: number) => (status >= 200 && status < 300) || status === 502 || status === 504;

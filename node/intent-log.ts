@@ -15,7 +15,14 @@ export function openIntentLog(stateDir: string | undefined, boardId: string, key
   return new IntentLog(join(stateDir, `${boardId}.intents.log`), keysMax, ttlMs);
 }
 
-export interface IntentEntry { key: string; hash: string; state: 'started' | 'done'; status: number; body: string | undefined; atMs: number }
+export interface IntentEntry {
+  key: string;
+  hash: string;
+  state: 'started' | 'done';
+  status: number;
+  body: string | undefined;
+  atMs: number;
+}
 
 type Line = { k: string; h: string; s: 's' | 'd' | 'x'; st?: number; r?: string; t: number };
 
@@ -28,7 +35,12 @@ export class IntentLog {
   private flushing = false;
 
   /** `now`: wall-clock ms (the TTL spans restarts). */
-  constructor(private readonly file: string, private readonly keysMax: number, private readonly ttlMs: number, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly file: string,
+    private readonly keysMax: number,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
     let text = '';
     try {
       text = readFileSync(file, 'utf8');
@@ -109,7 +121,11 @@ export class IntentLog {
     const now = this.now();
     for (const [k, e] of this.live) if (now - e.atMs > this.ttlMs) this.live.delete(k);
     while (this.live.size > this.keysMax) this.live.delete(this.live.keys().next().value!);
-    const text = [...this.live.values()].map((e) => JSON.stringify(e.state === 'started' ? { k: e.key, h: e.hash, s: 's', t: e.atMs } : { k: e.key, h: e.hash, s: 'd', st: e.status, ...(e.body !== undefined ? { r: e.body } : {}), t: e.atMs })).join('\n');
+    const text = [...this.live.values()]
+      .map((e) =>
+        JSON.stringify(e.state === 'started' ? { k: e.key, h: e.hash, s: 's', t: e.atMs } : { k: e.key, h: e.hash, s: 'd', st: e.status, ...(e.body !== undefined ? { r: e.body } : {}), t: e.atMs }),
+      )
+      .join('\n');
     writeDurably(this.file, text ? `${text}\n` : '');
     this.lines = this.live.size;
   }

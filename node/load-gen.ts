@@ -2,7 +2,16 @@
 // measures capacity with it, and the benchmarks their baselines.
 import http from 'node:http';
 
-export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; bytesPerS: number; p50Ms: number; p99Ms: number; statuses: Record<string, number> }
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  bytesPerS: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+}
 
 export async function closedLoop(url: string | URL, concurrency: number, seconds: number, headers: Record<string, string> = {}, maxRequests = 1_000_000): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });

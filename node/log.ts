@@ -1,5 +1,5 @@
 // One logger for the process (pino: JSON lines, cheap when a level is off).
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 

@@ -6,8 +6,8 @@
 import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
-import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import type { Logger } from './log.ts';
 import type { Loopback } from './loopback.ts';
 
 export interface BridgeSources {
@@ -29,7 +29,15 @@ export class MqttBridge {
   private refresh: NodeJS.Timeout | undefined;
 
   /** Commands act as the bridge itself: who may publish to .../set is the broker's ACL. */
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly src: BridgeSources, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>, private readonly loopback: Loopback) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly self: BoardConfig,
+    private readonly src: BridgeSources,
+    private readonly log: Logger,
+    metrics: Registry,
+    private readonly credentials: () => Record<string, string>,
+    private readonly loopback: Loopback,
+  ) {
     this.commands = metrics.counter('ews_mqtt_commands_total', 'MQTT commands taken by this board as master, by outcome');
     metrics.gauge('ews_mqtt_connected', 'Whether this board is connected to the MQTT broker', () => [[{}, this.client?.connected ? 1 : 0]]);
   }
@@ -47,7 +55,10 @@ export class MqttBridge {
     const c = mqtt.connect(m.url, {
       clientId: `ews-${this.cfg.cluster.name}-${this.self.id}`,
       will: { topic: status, payload: Buffer.from('offline'), retain: true, qos: 1 },
-      reconnectPeriod: 1000, connectTimeout: 5000, queueQoSZero: false, clean: true,
+      reconnectPeriod: 1000,
+      connectTimeout: 5000,
+      queueQoSZero: false,
+      clean: true,
     });
     this.client = c;
     c.on('connect', () => {

@@ -3,15 +3,21 @@
 // request; when mastership moves, the new master's schedules take over.
 import { createTask, type ScheduledTask } from 'node-cron';
 import type { Config } from '../shared/config.ts';
-import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import type { Logger } from './log.ts';
 import type { Loopback } from './loopback.ts';
 
 export class Schedules {
   private tasks: ScheduledTask[] = [];
   private readonly runs: Counter;
 
-  constructor(private readonly cfg: Config, private readonly log: Logger, metrics: Registry, private readonly credentials: () => Record<string, string>, private readonly loopback: Loopback) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly log: Logger,
+    metrics: Registry,
+    private readonly credentials: () => Record<string, string>,
+    private readonly loopback: Loopback,
+  ) {
     this.runs = metrics.counter('ews_schedule_runs_total', 'Scheduled jobs run by this board as master, by schedule and answer status');
   }
 

@@ -1,11 +1,11 @@
 // Booting one board from the command line: config checks (exit 2 naming the problem), the
 // board, SIGHUP reloads of the classification rules and the users, systemd readiness, a clean stop.
-import { ConfigError, startProblems, type Config } from '../shared/config.ts';
-import { loadConfig } from './config-file.ts';
+import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
+import { loadConfig } from './config-file.ts';
+import type { PortFactory } from './devices/serial-line.ts';
 import { startSystemdNotify } from './sd-notify.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
-import type { PortFactory } from './devices/serial-line.ts';
 import type { Transport } from './transport.ts';
 
 export function fail(msg: string, code = 2): number {

@@ -2,13 +2,17 @@
 // at start, and the client side of a board-to-board connection (TCP, or TLS verifying the peer
 // against the cluster's CA: the board's address must be in the certificate).
 import { readFileSync } from 'node:fs';
-import https from 'node:https';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { TlsConfig } from '../shared/config.ts';
 
-export interface TlsMaterial { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer }
+export interface TlsMaterial {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly ca: Buffer;
+}
 
 /** Reads and checks the files; the error names the config key. */
 export function readTlsMaterial(c: TlsConfig): TlsMaterial {
@@ -19,7 +23,8 @@ export function readTlsMaterial(c: TlsConfig): TlsMaterial {
       throw new Error(`tls.${key}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   };
-  const cert = read('certFile', c.certFile), key = read('keyFile', c.keyFile);
+  const cert = read('certFile', c.certFile),
+    key = read('keyFile', c.keyFile);
   const ca = c.caFile ? read('caFile', c.caFile) : cert;
   try {
     tls.createSecureContext({ cert, key, ca });

@@ -5,10 +5,13 @@
 // first announcement learns it from the next); the announcements stop the moment it lets go.
 import { execFile, spawn } from 'node:child_process';
 import type { VipConfig } from '../shared/config.ts';
-import type { Logger } from './log.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import type { Logger } from './log.ts';
 
-export interface CommandResult { code: number; stderr: string }
+export interface CommandResult {
+  code: number;
+  stderr: string;
+}
 export type RunCommand = (file: string, args: string[]) => Promise<CommandResult>;
 /** A command started and not waited for (an announcement). */
 export type StartCommand = (file: string, args: string[]) => void;
@@ -38,7 +41,15 @@ export class VipManager {
   private duplicates = 0;
   private announcing: NodeJS.Timeout[] = [];
 
-  constructor(private readonly vip: VipConfig, private readonly log: Logger, metrics: Registry, private readonly run: RunCommand = runCommand, private readonly retryMs = 1000, private readonly duplicateChecksMax = 3, private readonly start: StartCommand = startCommand) {
+  constructor(
+    private readonly vip: VipConfig,
+    private readonly log: Logger,
+    metrics: Registry,
+    private readonly run: RunCommand = runCommand,
+    private readonly retryMs = 1000,
+    private readonly duplicateChecksMax = 3,
+    private readonly start: StartCommand = startCommand,
+  ) {
     this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
     metrics.gauge('ews_vip_held', 'Whether this board holds the cluster address', () => [[{ address: vip.address }, this.held ? 1 : 0]]);
   }

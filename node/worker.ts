@@ -3,16 +3,16 @@
 // (`/cgi-bin/echo?ms=N`) and a placeholder page.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Cancellation } from '../shared/cancel.ts';
-import type { Origin } from '../shared/dispatch-frame.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
+import { cookieValue } from '../shared/cookie.ts';
+import type { Origin } from '../shared/dispatch-frame.ts';
 import { EwsError } from '../shared/errors.ts';
-import { sendError, sendJson, type Answer } from './http/http-io.ts';
+import { KEY_RE, requestHash } from '../shared/idempotency-store.ts';
 import { deviceCgi } from './cgi/devices.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
-import { KEY_RE, requestHash } from '../shared/idempotency-store.ts';
+import { type Answer, sendError, sendJson } from './http/http-io.ts';
 import type { Captured, IdempotentExecutor } from './idempotent-exec.ts';
-import { cookieValue } from '../shared/cookie.ts';
 import { loadSite, TREES, type Tree } from './ui/site.ts';
 
 export interface ExecRequest {
@@ -38,7 +38,13 @@ export class Worker {
   private readonly site: Tree[];
   /** Work done for clients that had gone (ms): what an abort saves. */
   onWasted: (ms: number) => void = () => {};
-  constructor(private readonly cfg: Config, private readonly board: BoardConfig, private readonly devices: DeviceManager, private readonly directory: DeviceDirectory, private readonly idem: IdempotentExecutor) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly board: BoardConfig,
+    private readonly devices: DeviceManager,
+    private readonly directory: DeviceDirectory,
+    private readonly idem: IdempotentExecutor,
+  ) {
     this.site = loadSite();
   }
 
@@ -83,7 +89,10 @@ export class Worker {
     if (ms > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, ms);
-        x.signal.onAbort(() => { clearTimeout(t); resolve(); });
+        x.signal.onAbort(() => {
+          clearTimeout(t);
+          resolve();
+        });
       });
     }
     if (x.signal.aborted) {
@@ -101,7 +110,10 @@ export class Worker {
   private burn(u: URL, res: Answer): void {
     const raw = u.searchParams.get('ms') ?? '0';
     if (!/^\d{1,4}$/.test(raw) || Number(raw) > BURN_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${BURN_MS_MAX}`);
-    const cpu = (): number => { const c = process.cpuUsage(); return c.user + c.system; };
+    const cpu = (): number => {
+      const c = process.cpuUsage();
+      return c.user + c.system;
+    };
     const until = cpu() + Number(raw) * 1000;
     let x = 0;
     while (cpu() < until) for (let i = 0; i < 1000; i++) x += Math.sqrt(i);
@@ -127,5 +139,4 @@ export class Worker {
     res.writeHead(200, headers);
     res.end(x.method === 'HEAD' ? undefined : file.body);
   }
-
 }

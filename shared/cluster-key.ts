@@ -10,7 +10,7 @@ const PUBLISHED = new Set(['00112233445566778899aabbccddeeff00112233445566778899
 
 /** The key's bytes, or why it is refused. */
 export function parseClusterKey(hex: unknown): Buffer | string {
-  if (hex === KEY_PLACEHOLDER) return 'is the example\'s placeholder: put the output of `ews gen-key` here';
+  if (hex === KEY_PLACEHOLDER) return "is the example's placeholder: put the output of `ews gen-key` here";
   if (typeof hex !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(hex)) return 'must be hex characters (make one with: ews gen-key)';
   if (hex.length < 2 * KEY_BYTES_MIN) return `too short: ${hex.length} hex characters, need at least ${2 * KEY_BYTES_MIN} (${KEY_BYTES_MIN} bytes)`;
   if (PUBLISHED.has(hex.toLowerCase())) return 'is a published example key: make your own with `ews gen-key`';

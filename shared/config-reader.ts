@@ -6,8 +6,13 @@ export const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== nu
 /** Collects problems while reading fields; never throws until `done`. */
 /** Keys of earlier versions, and their names now: a config that uses one gets told the new name. */
 const RENAMED: Readonly<Record<string, string>> = {
-  maxHeaderBytes: 'headerBytesMax', maxBodyBytes: 'bodyBytesMax', maxQueue: 'queueMax', maxQueueBytes: 'queueBytesMax',
-  maxInFlightPerBoard: 'inFlightPerBoardMax', maxConnections: 'connectionsMax', maxDispatchAttempts: 'dispatchAttemptsMax',
+  maxHeaderBytes: 'headerBytesMax',
+  maxBodyBytes: 'bodyBytesMax',
+  maxQueue: 'queueMax',
+  maxQueueBytes: 'queueBytesMax',
+  maxInFlightPerBoard: 'inFlightPerBoardMax',
+  maxConnections: 'connectionsMax',
+  maxDispatchAttempts: 'dispatchAttemptsMax',
 };
 
 export class Reader {
@@ -22,7 +27,7 @@ export class Reader {
       if (required) this.bad(p, 'is required');
       return undefined;
     }
-    if (!isObj(v)) return this.bad(p, 'must be an object'), undefined;
+    if (!isObj(v)) return (this.bad(p, 'must be an object'), undefined);
     this.noUnknown(v, p, allowed);
     return v;
   }
@@ -36,14 +41,14 @@ export class Reader {
   str(o: Raw, key: string, path: string, def?: string): string {
     const v = o[key];
     if (v === undefined && def !== undefined) return def;
-    if (typeof v !== 'string' || v.length === 0) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '';
+    if (typeof v !== 'string' || v.length === 0) return (this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '');
     return v;
   }
   int(o: Raw, key: string, path: string, def: number | undefined, min: number, max: number): number {
     const v = o[key];
     if (v === undefined && def !== undefined) return def;
-    if (typeof v !== 'number' || !Number.isInteger(v)) return this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be an integer'), def ?? min;
-    if (v < min || v > max) return this.bad(`${path}.${key}`, `must be between ${min} and ${max}`), def ?? min;
+    if (typeof v !== 'number' || !Number.isInteger(v)) return (this.bad(`${path}.${key}`, v === undefined ? 'is required' : 'must be an integer'), def ?? min);
+    if (v < min || v > max) return (this.bad(`${path}.${key}`, `must be between ${min} and ${max}`), def ?? min);
     return v;
   }
   arr(o: Raw, key: string, path: string, required: boolean): unknown[] | undefined {
@@ -52,7 +57,15 @@ export class Reader {
       if (required) this.bad(`${path ? `${path}.` : ''}${key}`, 'is required');
       return undefined;
     }
-    if (!Array.isArray(v)) return this.bad(`${path ? `${path}.` : ''}${key}`, 'must be an array'), undefined;
+    if (!Array.isArray(v)) return (this.bad(`${path ? `${path}.` : ''}${key}`, 'must be an array'), undefined);
     return v;
   }
+}
+
+/** A number in [min, max], `def` when absent. */
+export function num(r: Reader, o: Raw, key: string, path: string, def: number, min: number, max: number): number {
+  const v = o[key];
+  if (v === undefined) return def;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) return (r.bad(`${path}.${key}`, `must be a number from ${min} to ${max}`), def);
+  return v;
 }

@@ -3,7 +3,12 @@
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
 
 /** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait); off by default, the term fences the address instead. */
-export interface VipConfig { readonly address: string; readonly prefix: number; readonly interface: string; readonly duplicateCheck: boolean }
+export interface VipConfig {
+  readonly address: string;
+  readonly prefix: number;
+  readonly interface: string;
+  readonly duplicateCheck: boolean;
+}
 export interface ClusterConfig {
   readonly name: string;
   readonly key: Buffer;
@@ -35,11 +40,16 @@ export interface ClusterConfig {
   readonly hosts: readonly string[];
 }
 export interface BoardConfig {
-  readonly id: string; readonly index: number; readonly address: string;
-  readonly httpPort: number; readonly udpPort: number;
+  readonly id: string;
+  readonly index: number;
+  readonly address: string;
+  readonly httpPort: number;
+  readonly udpPort: number;
 }
 export interface MatchRule {
-  readonly pathPrefix?: string; readonly method?: string; readonly regex?: RegExp;
+  readonly pathPrefix?: string;
+  readonly method?: string;
+  readonly regex?: RegExp;
   /** A request header present (`name`) or equal to a value (`name=value`). */
   readonly header?: { name: string; value: string | undefined };
   /** A cookie present. */
@@ -48,18 +58,38 @@ export interface MatchRule {
   readonly client?: { net: number; mask: number };
 }
 export interface ClassConfig {
-  readonly name: string; readonly priority: number; readonly match: readonly MatchRule[];
+  readonly name: string;
+  readonly priority: number;
+  readonly match: readonly MatchRule[];
   /** QoS: DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
-  readonly weight: number; readonly share: number; readonly mk: { m: number; k: number } | undefined; readonly targetMs: number;
+  readonly weight: number;
+  readonly share: number;
+  readonly mk: { m: number; k: number } | undefined;
+  readonly targetMs: number;
   /** Per-class queue bound (defaults to limits.queueMax). */
   readonly queueMax: number;
   /** A request still queued after this long is answered 503 instead of being served late. */
   readonly deadlineMs: number;
 }
 export type SchedulerName = 'priority' | 'fifo' | 'dwfs' | 'weakly-hard' | 'fpd';
-export interface AdmissionConfig { readonly targetQueue: number; readonly q0: number; readonly q1: number; readonly alpha: number; readonly refuseAfterPeriods: number; readonly reserveMax: number }
-export interface AdaptationConfig { readonly trees: number; readonly targetUtilization: number; readonly k: number; readonly a: number; readonly b: number }
-export interface QuotaConfig { readonly gain: number }
+export interface AdmissionConfig {
+  readonly targetQueue: number;
+  readonly q0: number;
+  readonly q1: number;
+  readonly alpha: number;
+  readonly refuseAfterPeriods: number;
+  readonly reserveMax: number;
+}
+export interface AdaptationConfig {
+  readonly trees: number;
+  readonly targetUtilization: number;
+  readonly k: number;
+  readonly a: number;
+  readonly b: number;
+}
+export interface QuotaConfig {
+  readonly gain: number;
+}
 export interface QosConfig {
   readonly scheduler: SchedulerName;
   /** Control period of every QoS loop. */
@@ -72,11 +102,18 @@ export interface QosConfig {
   readonly quota: QuotaConfig | undefined;
 }
 export interface LimitsConfig {
-  readonly headerBytesMax: number; readonly bodyBytesMax: number;
-  readonly queueMax: number; readonly queueBytesMax: number;
-  readonly inFlightPerBoardMax: number; readonly connectionsMax: number;
-  readonly requestTimeoutMs: number; readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number;
-  readonly dispatchAttemptsMax: number; readonly udpPacketBytesMax: number; readonly forwardReplayWindow: number;
+  readonly headerBytesMax: number;
+  readonly bodyBytesMax: number;
+  readonly queueMax: number;
+  readonly queueBytesMax: number;
+  readonly inFlightPerBoardMax: number;
+  readonly connectionsMax: number;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly dispatchAttemptsMax: number;
+  readonly udpPacketBytesMax: number;
+  readonly forwardReplayWindow: number;
   readonly sseClientsMax: number;
   /** `/api/events` listeners one user may hold on a board. */
   readonly sseClientsPerUserMax: number;
@@ -96,9 +133,21 @@ export interface LimitsConfig {
  * HTTPS on every board's httpPort (PEM files). `caFile`: what boards verify each other against;
  * without it the certificate is its own CA (one self-signed cluster certificate, `ews gen-cert`).
  */
-export interface TlsConfig { readonly certFile: string; readonly keyFile: string; readonly caFile: string | undefined }
-export interface UserConfig { readonly name: string; readonly role: 'viewer' | 'operator'; readonly passwordHash: string }
-export interface AuthConfig { readonly disabled: boolean; readonly users: readonly UserConfig[]; readonly sessionTtlS: number }
+export interface TlsConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string | undefined;
+}
+export interface UserConfig {
+  readonly name: string;
+  readonly role: 'viewer' | 'operator';
+  readonly passwordHash: string;
+}
+export interface AuthConfig {
+  readonly disabled: boolean;
+  readonly users: readonly UserConfig[];
+  readonly sessionTtlS: number;
+}
 export interface Config {
   readonly cluster: ClusterConfig;
   readonly boards: readonly BoardConfig[];

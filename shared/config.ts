@@ -1,22 +1,40 @@
 // The cluster config: validated once at the edge into typed, frozen objects.
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
-import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+
+import { parseClusterKey } from './cluster-key.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
-import { linearRegExp } from './linear-regexp.ts';
-import { parseClusterKey } from './cluster-key.ts';
-import { parseScryptHash } from './scrypt-hash.ts';
+import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
+import { readClasses, readQos } from './qos-config.ts';
+import { parseScryptHash } from './scrypt-hash.ts';
 
 export type * from './config-types.ts';
-import type { AdaptationConfig, AdmissionConfig, AuthConfig, BoardConfig, ClassConfig, ClusterConfig, Config, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName, UserConfig, VipConfig } from './config-types.ts';
+
+import type { AuthConfig, BoardConfig, ClusterConfig, Config, LimitsConfig, UserConfig, VipConfig } from './config-types.ts';
 
 export const LIMIT_DEFAULTS: LimitsConfig = {
-  headerBytesMax: 8192, bodyBytesMax: 65536, queueMax: 1000, queueBytesMax: 4 * 1024 * 1024,
-  inFlightPerBoardMax: 16, connectionsMax: 2048, requestTimeoutMs: 10_000, headersTimeoutMs: 5_000,
-  keepAliveTimeoutMs: 5_000, dispatchAttemptsMax: 2, udpPacketBytesMax: 1400, forwardReplayWindow: 4096,
-  sseClientsMax: 32, sseClientsPerUserMax: 4, loginsWaitingMax: 4, revokedSessionsMax: 10_000, serialQueueMax: 32, serialBackoffMaxMs: 5000, idempotencyKeysMax: 1000, idempotencyTtlMs: 600_000,
+  headerBytesMax: 8192,
+  bodyBytesMax: 65536,
+  queueMax: 1000,
+  queueBytesMax: 4 * 1024 * 1024,
+  inFlightPerBoardMax: 16,
+  connectionsMax: 2048,
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_000,
+  dispatchAttemptsMax: 2,
+  udpPacketBytesMax: 1400,
+  forwardReplayWindow: 4096,
+  sseClientsMax: 32,
+  sseClientsPerUserMax: 4,
+  loginsWaitingMax: 4,
+  revokedSessionsMax: 10_000,
+  serialQueueMax: 32,
+  serialBackoffMaxMs: 5000,
+  idempotencyKeysMax: 1000,
+  idempotencyTtlMs: 600_000,
 };
 
 export class ConfigError extends Error {
@@ -28,7 +46,9 @@ export class ConfigError extends Error {
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
-  const c = r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'requestThreadDeadMs', 'masterWork', 'vip', 'hosts']) ?? {};
+  const c =
+    r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'requestThreadDeadMs', 'masterWork', 'vip', 'hosts']) ??
+    {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
   let key: Buffer = Buffer.alloc(0);
@@ -50,7 +70,12 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
   const requestThreadDeadMs = r.int(c, 'requestThreadDeadMs', p, Math.max(2000, 4 * tmaxMs), 100, 600_000);
   if (requestThreadDeadMs <= tmaxMs) r.bad('cluster.requestThreadDeadMs', `must be more than tmaxMs (${tmaxMs}): a stall shorter than a takeover must not end mastership`);
-  const masterWork = c.masterWork === undefined ? 'forward' : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward' ? c.masterWork : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');
+  const masterWork =
+    c.masterWork === undefined
+      ? 'forward'
+      : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward'
+        ? c.masterWork
+        : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;
@@ -70,14 +95,6 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
   });
   return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, masterWork, vip, hosts };
-}
-
-
-function num(r: Reader, o: Raw, key: string, path: string, def: number, min: number, max: number): number {
-  const v = o[key];
-  if (v === undefined) return def;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) return r.bad(`${path}.${key}`, `must be a number from ${min} to ${max}`), def;
-  return v;
 }
 
 function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {
@@ -116,91 +133,30 @@ function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] 
   return boards;
 }
 
-function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
-  const list = r.arr(raw, 'classes', '', false);
-  if (!list) {
-    return [
-      { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], queueMax: limits.queueMax, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
-      { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], queueMax: limits.queueMax, deadlineMs: limits.requestTimeoutMs, weight: 1, share: 1, mk: undefined, targetMs: limits.requestTimeoutMs },
-    ];
-  }
-  if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
-  const out: ClassConfig[] = [];
-  list.forEach((c, i) => {
-    const p = `classes[${i}]`;
-    if (!isObj(c)) {
-      r.bad(p, 'must be an object');
-      return;
-    }
-    // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
-    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
-    const name = r.str(c, 'name', p);
-    const priority = r.int(c, 'priority', p, i, 0, 99);
-    const match: MatchRule[] = [];
-    (r.arr(c, 'match', p, true) ?? []).forEach((m, j) => {
-      const mp = `${p}.match[${j}]`;
-      if (!isObj(m)) {
-        r.bad(mp, 'must be an object');
-        return;
-      }
-      r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex', 'header', 'cookie', 'client']);
-      const rule: { -readonly [K in keyof MatchRule]: MatchRule[K] } = {};
-      if (m.header !== undefined) {
-        const h = r.str(m, 'header', mp);
-        const i = h.indexOf('=');
-        rule.header = { name: (i < 0 ? h : h.slice(0, i)).trim().toLowerCase(), value: i < 0 ? undefined : h.slice(i + 1).trim() };
-      }
-      if (m.cookie !== undefined) rule.cookie = r.str(m, 'cookie', mp);
-      if (m.client !== undefined) {
-        const cm = /^(\d+\.\d+\.\d+\.\d+)\/(\d{1,2})$/.exec(r.str(m, 'client', mp));
-        if (!cm || !isIPv4(cm[1]!) || Number(cm[2]) > 32) r.bad(`${mp}.client`, 'must be an IPv4 network, e.g. 10.0.0.0/8');
-        else {
-          const mask = Number(cm[2]) === 0 ? 0 : (~0 << (32 - Number(cm[2]))) >>> 0;
-          rule.client = { net: (ipv4ToInt(cm[1]!) & mask) >>> 0, mask };
-        }
-      }
-      if (m.pathPrefix !== undefined) rule.pathPrefix = r.str(m, 'pathPrefix', mp);
-      if (m.method !== undefined) rule.method = r.str(m, 'method', mp).toUpperCase();
-      if (m.regex !== undefined) {
-        const re = linearRegExp(r.str(m, 'regex', mp));
-        if (typeof re === 'string') r.bad(`${mp}.regex`, re);
-        else rule.regex = re;
-      }
-      if (Object.keys(rule).length === 0 && m.regex === undefined) r.bad(mp, 'needs pathPrefix, method, regex, header, cookie or client');
-      match.push(rule);
-    });
-    const deadlineMs = r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000);
-    const weight = num(r, c, 'weight', p, 1, 0.001, 1000);
-    let mk: { m: number; k: number } | undefined;
-    if (c.mk !== undefined) {
-      const v = c.mk;
-      if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => Number.isInteger(x)) || v[0] < 0 || v[1] < 1 || v[1] > 64 || v[0] > v[1]) r.bad(`${p}.mk`, 'must be [m, k] with 0 <= m <= k <= 64');
-      else mk = { m: v[0] as number, k: v[1] as number };
-    }
-    out.push({ name, priority, match, queueMax: r.int(c, 'queueMax', p, limits.queueMax, 1, 1_000_000), deadlineMs, weight, share: num(r, c, 'share', p, weight, 0.001, 1000), mk, targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000) });
-  });
-  const names = new Set<string>();
-  out.forEach((c, i) => {
-    if (names.has(c.name)) r.bad(`classes[${i}].name`, `duplicate class "${c.name}"`);
-    names.add(c.name);
-  });
-  return out;
-}
-
 function readLimits(r: Reader, raw: Raw): LimitsConfig {
   const l = r.obj(raw, 'limits', '', Object.keys(LIMIT_DEFAULTS), false) ?? {};
   const d = LIMIT_DEFAULTS;
   const lim = (k: keyof LimitsConfig, min: number, max: number) => r.int(l, k, 'limits', d[k], min, max);
   return {
-    headerBytesMax: lim('headerBytesMax', 1024, 1 << 20), bodyBytesMax: lim('bodyBytesMax', 0, 64 << 20),
-    queueMax: lim('queueMax', 1, 1_000_000), queueBytesMax: lim('queueBytesMax', 0, 1 << 30),
-    inFlightPerBoardMax: lim('inFlightPerBoardMax', 1, 10_000), connectionsMax: lim('connectionsMax', 1, 1_000_000),
-    requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000), headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
-    keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000), dispatchAttemptsMax: lim('dispatchAttemptsMax', 1, 10),
-    udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000), forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
-    sseClientsMax: lim('sseClientsMax', 0, 10_000), sseClientsPerUserMax: lim('sseClientsPerUserMax', 1, 10_000),
-    loginsWaitingMax: lim('loginsWaitingMax', 0, 64), revokedSessionsMax: lim('revokedSessionsMax', 16, 100_000), serialQueueMax: lim('serialQueueMax', 1, 10_000),
-    serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000), idempotencyKeysMax: lim('idempotencyKeysMax', 1, 1_000_000),
+    headerBytesMax: lim('headerBytesMax', 1024, 1 << 20),
+    bodyBytesMax: lim('bodyBytesMax', 0, 64 << 20),
+    queueMax: lim('queueMax', 1, 1_000_000),
+    queueBytesMax: lim('queueBytesMax', 0, 1 << 30),
+    inFlightPerBoardMax: lim('inFlightPerBoardMax', 1, 10_000),
+    connectionsMax: lim('connectionsMax', 1, 1_000_000),
+    requestTimeoutMs: lim('requestTimeoutMs', 10, 3_600_000),
+    headersTimeoutMs: lim('headersTimeoutMs', 100, 600_000),
+    keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000),
+    dispatchAttemptsMax: lim('dispatchAttemptsMax', 1, 10),
+    udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000),
+    forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
+    sseClientsMax: lim('sseClientsMax', 0, 10_000),
+    sseClientsPerUserMax: lim('sseClientsPerUserMax', 1, 10_000),
+    loginsWaitingMax: lim('loginsWaitingMax', 0, 64),
+    revokedSessionsMax: lim('revokedSessionsMax', 16, 100_000),
+    serialQueueMax: lim('serialQueueMax', 1, 10_000),
+    serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000),
+    idempotencyKeysMax: lim('idempotencyKeysMax', 1, 1_000_000),
     idempotencyTtlMs: lim('idempotencyTtlMs', 1000, 86_400_000),
   };
 }
@@ -240,24 +196,12 @@ export function parseConfig(raw: unknown): Config {
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
   const classes = readClasses(r, raw, limits);
-  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota'], false) ?? {};
-  const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
-  if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
-  const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax'], false);
-  const admission: AdmissionConfig | undefined = ad && {
-    targetQueue: r.int(ad, 'targetQueue', 'qos.admission', 10, 0, 1_000_000), q0: num(r, ad, 'q0', 'qos.admission', 0.6, 0, 10), q1: num(r, ad, 'q1', 'qos.admission', 0.2, -10, 10),
-    alpha: num(r, ad, 'alpha', 'qos.admission', 0.5, 0.01, 1), refuseAfterPeriods: r.int(ad, 'refuseAfterPeriods', 'qos.admission', 3, 1, 1000), reserveMax: r.int(ad, 'reserveMax', 'qos.admission', 200, 0, 1_000_000),
-  };
-  const aa = r.obj(q, 'adaptation', 'qos', ['trees', 'targetUtilization', 'k', 'a', 'b'], false);
-  const adaptation: AdaptationConfig | undefined = aa && {
-    trees: r.int(aa, 'trees', 'qos.adaptation', 3, 1, 9), targetUtilization: num(r, aa, 'targetUtilization', 'qos.adaptation', 0.85, 0.05, 1), k: num(r, aa, 'k', 'qos.adaptation', 1, 0.001, 100),
-    a: num(r, aa, 'a', 'qos.adaptation', 0.002, 0, 10), b: num(r, aa, 'b', 'qos.adaptation', 0.000001, 0, 1),
-  };
-  if (adaptation && adaptation.trees !== 3) r.bad('qos.adaptation.trees', 'the site is built in 3 content levels');
-  const qq = r.obj(q, 'quota', 'qos', ['gain'], false);
-  const quota: QuotaConfig | undefined = qq && { gain: num(r, qq, 'gain', 'qos.quota', 0.5, 0.01, 5) };
   const auth = readAuth(r, raw);
-  const devices = readDevices(r.arr(raw, 'devices', '', false) ?? [], boards.map((b) => b.id), r);
+  const devices = readDevices(
+    r.arr(raw, 'devices', '', false) ?? [],
+    boards.map((b) => b.id),
+    r,
+  );
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
   let mqtt: Config['mqtt'];
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
@@ -272,13 +216,9 @@ export function parseConfig(raw: unknown): Config {
   if (limits.udpPacketBytesMax < idemPacket) r.bad('limits.udpPacketBytesMax', `must be at least ${idemPacket} so an idempotency record fits one packet`);
   if (limits.queueBytesMax < limits.bodyBytesMax) r.bad('limits.queueBytesMax', 'must be at least bodyBytesMax (a request of the largest body must be able to wait)');
   const inFlight = limits.inFlightPerBoardMax * Math.max(1, boards.length);
-  if (limits.forwardReplayWindow < 2 * inFlight) r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
-  // Read before the first throw, so every problem is reported at once.
-  const qos: QosConfig = {
-    scheduler: scheduler as SchedulerName, periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000), historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),
-    dwfsBeta: num(r, q, 'dwfsBeta', 'qos', 0.1, 0, 100), admission, adaptation, quota,
-  };
-  if (scheduler === 'weakly-hard') classes.forEach((c, i) => { if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]'); });
+  if (limits.forwardReplayWindow < 2 * inFlight)
+    r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
+  const qos = readQos(r, raw, classes);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, tls, benchmarkHandlers });
 }
@@ -297,4 +237,5 @@ function deepFreeze<T>(o: T): T {
   }
   return o;
 }
+
 export { ipv4ToInt };

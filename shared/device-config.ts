@@ -2,52 +2,116 @@
 import { validate as cronValid } from 'node-cron';
 
 export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';
-export interface ModbusPoint { readonly name: string; readonly kind: RegisterKind; readonly address: number; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined; readonly signed: boolean }
-export interface LinePoint { readonly name: string; readonly query: string; readonly parse: RegExp; readonly scale: number; readonly unit: string | undefined; readonly min: number | undefined; readonly max: number | undefined }
+export interface ModbusPoint {
+  readonly name: string;
+  readonly kind: RegisterKind;
+  readonly address: number;
+  readonly scale: number;
+  readonly unit: string | undefined;
+  readonly min: number | undefined;
+  readonly max: number | undefined;
+  readonly signed: boolean;
+}
+export interface LinePoint {
+  readonly name: string;
+  readonly query: string;
+  readonly parse: RegExp;
+  readonly scale: number;
+  readonly unit: string | undefined;
+  readonly min: number | undefined;
+  readonly max: number | undefined;
+}
 /** What an action does with its input: nothing (fixed), or a number/boolean from the body's "value". */
 /** `step`: a value must be a whole multiple of it (a register holds whole units of its scale). */
-export interface ActionInput { readonly required: boolean; readonly type: 'number' | 'boolean'; readonly min: number | undefined; readonly max: number | undefined; readonly step: number | undefined }
-export interface ModbusAction { readonly name: string; readonly write: string; readonly fixed: number | boolean | undefined; readonly input: ActionInput | undefined }
+export interface ActionInput {
+  readonly required: boolean;
+  readonly type: 'number' | 'boolean';
+  readonly min: number | undefined;
+  readonly max: number | undefined;
+  readonly step: number | undefined;
+}
+export interface ModbusAction {
+  readonly name: string;
+  readonly write: string;
+  readonly fixed: number | boolean | undefined;
+  readonly input: ActionInput | undefined;
+}
 /** `idempotent`: sending it twice does no harm (e.g. "SET 40"), so a late or garbled reply may be retried. */
-export interface LineAction { readonly name: string; readonly send: string; readonly input: ActionInput | undefined; readonly idempotent: boolean }
-export interface SerialSettings { readonly baudRate: number; readonly parity: 'none' | 'even' | 'odd'; readonly dataBits: 7 | 8; readonly stopBits: 1 | 2 }
-export interface Attachment { readonly board: number; readonly boardId: string; readonly port: string }
+export interface LineAction {
+  readonly name: string;
+  readonly send: string;
+  readonly input: ActionInput | undefined;
+  readonly idempotent: boolean;
+}
+export interface SerialSettings {
+  readonly baudRate: number;
+  readonly parity: 'none' | 'even' | 'odd';
+  readonly dataBits: 7 | 8;
+  readonly stopBits: 1 | 2;
+}
+export interface Attachment {
+  readonly board: number;
+  readonly boardId: string;
+  readonly port: string;
+}
 
 export type SimulatorKind = 'pump' | 'valve' | 'sensor';
 interface DeviceBase {
-  readonly id: string; readonly name: string; readonly attach: readonly Attachment[]; readonly serial: SerialSettings;
-  readonly timeoutMs: number; readonly retries: number;
+  readonly id: string;
+  readonly name: string;
+  readonly attach: readonly Attachment[];
+  readonly serial: SerialSettings;
+  readonly timeoutMs: number;
+  readonly retries: number;
   /** In the demo (dev/cabled-board.ts --simulate-devices), a simulator of this kind answers on the port; boards ignore it. */
   readonly simulate: SimulatorKind | undefined;
 }
-export interface ModbusDevice extends DeviceBase { readonly driver: 'modbus-rtu'; readonly unitId: number; readonly points: readonly ModbusPoint[]; readonly actions: readonly ModbusAction[] }
-export interface LineDevice extends DeviceBase { readonly driver: 'line'; readonly eol: string; readonly ok: RegExp | undefined; readonly points: readonly LinePoint[]; readonly actions: readonly LineAction[] }
+export interface ModbusDevice extends DeviceBase {
+  readonly driver: 'modbus-rtu';
+  readonly unitId: number;
+  readonly points: readonly ModbusPoint[];
+  readonly actions: readonly ModbusAction[];
+}
+export interface LineDevice extends DeviceBase {
+  readonly driver: 'line';
+  readonly eol: string;
+  readonly ok: RegExp | undefined;
+  readonly points: readonly LinePoint[];
+  readonly actions: readonly LineAction[];
+}
 export type DeviceConfig = ModbusDevice | LineDevice;
-export interface ScheduleConfig { readonly cron: string; readonly device: string; readonly action: string; readonly value: number | boolean | undefined }
+export interface ScheduleConfig {
+  readonly cron: string;
+  readonly device: string;
+  readonly action: string;
+  readonly value: number | boolean | undefined;
+}
 
 type Raw = Record<string, unknown>;
 const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KINDS: readonly RegisterKind[] = ['coil', 'discrete', 'input', 'holding'];
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
-export interface Problems { bad(path: string, problem: string): void }
+export interface Problems {
+  bad(path: string, problem: string): void;
+}
 
 function num(o: Raw, k: string, p: string, out: Problems): number | undefined {
   const v = o[k];
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) return out.bad(`${p}.${k}`, 'must be a number'), undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return (out.bad(`${p}.${k}`, 'must be a number'), undefined);
   return v;
 }
 function int(o: Raw, k: string, p: string, out: Problems, def: number, min: number, max: number): number {
   const v = o[k];
   if (v === undefined) return def;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return out.bad(`${p}.${k}`, `must be an integer from ${min} to ${max}`), def;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return (out.bad(`${p}.${k}`, `must be an integer from ${min} to ${max}`), def);
   return v;
 }
 function str(o: Raw, k: string, p: string, out: Problems, def?: string): string {
   const v = o[k];
   if (v === undefined && def !== undefined) return def;
-  if (typeof v !== 'string' || v.length === 0) return out.bad(`${p}.${k}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '';
+  if (typeof v !== 'string' || v.length === 0) return (out.bad(`${p}.${k}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '');
   return v;
 }
 function unknownKeys(o: Raw, p: string, allowed: readonly string[], out: Problems): void {
@@ -68,7 +132,7 @@ function regex(o: Raw, k: string, p: string, out: Problems, needGroup: boolean):
 
 function serial(o: Raw, p: string, out: Problems): SerialSettings {
   const s = o.serial === undefined ? {} : o.serial;
-  if (!isObj(s)) return out.bad(`${p}.serial`, 'must be an object'), { baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 };
+  if (!isObj(s)) return (out.bad(`${p}.serial`, 'must be an object'), { baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 });
   unknownKeys(s, `${p}.serial`, ['baudRate', 'parity', 'dataBits', 'stopBits'], out);
   const parity = str(s, 'parity', `${p}.serial`, out, 'none');
   if (!['none', 'even', 'odd'].includes(parity)) out.bad(`${p}.serial.parity`, 'must be none, even or odd');
@@ -113,27 +177,36 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     const attach: Attachment[] = [];
     const al = d.attach;
     if (!Array.isArray(al) || al.length === 0) out.bad(`${p}.attach`, 'needs at least one { "board", "port" }');
-    else al.forEach((a, j) => {
-      const ap = `${p}.attach[${j}]`;
-      if (!isObj(a)) {
-        out.bad(ap, 'must be an object');
-        return;
-      }
-      unknownKeys(a, ap, ['board', 'port'], out);
-      const boardId = str(a, 'board', ap, out);
-      const board = boardIds.indexOf(boardId);
-      if (boardId && board < 0) out.bad(`${ap}.board`, `"${boardId}" is not one of the boards`);
-      const port = str(a, 'port', ap, out);
-      if (port && !port.startsWith('/')) out.bad(`${ap}.port`, 'must be an absolute path (e.g. /dev/ttyUSB0)');
-      if (attach.some((x) => x.board === board)) out.bad(`${ap}.board`, 'attached twice to the same board');
-      // Several devices may share one port (an RS-485 bus) only with the same line settings.
-      const key = `${boardId} ${port}`;
-      const prev = portSettings.get(key);
-      if (prev && JSON.stringify(prev.serial) !== JSON.stringify(ser)) out.bad(`${p}.serial`, `differs from another device on ${boardId}:${port}`);
-      portSettings.set(key, { serial: ser, path: ap });
-      attach.push({ board, boardId, port });
-    });
-    const base = { id, name: typeof d.name === 'string' ? d.name : id, attach, serial: ser, timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000), retries: int(d, 'retries', p, out, 1, 0, 5), simulate: simulate as SimulatorKind | undefined };
+    else
+      al.forEach((a, j) => {
+        const ap = `${p}.attach[${j}]`;
+        if (!isObj(a)) {
+          out.bad(ap, 'must be an object');
+          return;
+        }
+        unknownKeys(a, ap, ['board', 'port'], out);
+        const boardId = str(a, 'board', ap, out);
+        const board = boardIds.indexOf(boardId);
+        if (boardId && board < 0) out.bad(`${ap}.board`, `"${boardId}" is not one of the boards`);
+        const port = str(a, 'port', ap, out);
+        if (port && !port.startsWith('/')) out.bad(`${ap}.port`, 'must be an absolute path (e.g. /dev/ttyUSB0)');
+        if (attach.some((x) => x.board === board)) out.bad(`${ap}.board`, 'attached twice to the same board');
+        // Several devices may share one port (an RS-485 bus) only with the same line settings.
+        const key = `${boardId} ${port}`;
+        const prev = portSettings.get(key);
+        if (prev && JSON.stringify(prev.serial) !== JSON.stringify(ser)) out.bad(`${p}.serial`, `differs from another device on ${boardId}:${port}`);
+        portSettings.set(key, { serial: ser, path: ap });
+        attach.push({ board, boardId, port });
+      });
+    const base = {
+      id,
+      name: typeof d.name === 'string' ? d.name : id,
+      attach,
+      serial: ser,
+      timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000),
+      retries: int(d, 'retries', p, out, 1, 0, 5),
+      simulate: simulate as SimulatorKind | undefined,
+    };
     const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});
     const rawActions = d.actions === undefined ? {} : isObj(d.actions) ? d.actions : (out.bad(`${p}.actions`, 'must be an object of named actions'), {});
     if (Object.keys(rawActions).includes('read')) out.bad(`${p}.actions.read`, '"read" is built in (reads every point)');
@@ -141,24 +214,51 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       const points: ModbusPoint[] = [];
       for (const [name, pt] of Object.entries(rawPoints)) {
         const pp = `${p}.points.${name}`;
-        if (!isObj(pt)) { out.bad(pp, 'must be an object'); continue; }
+        if (!isObj(pt)) {
+          out.bad(pp, 'must be an object');
+          continue;
+        }
         unknownKeys(pt, pp, [...KINDS, 'scale', 'unit', 'min', 'max', 'signed'], out);
         const kinds = KINDS.filter((k) => pt[k] !== undefined);
-        if (kinds.length !== 1) { out.bad(pp, 'needs exactly one of coil, discrete, input, holding (its address)'); continue; }
+        if (kinds.length !== 1) {
+          out.bad(pp, 'needs exactly one of coil, discrete, input, holding (its address)');
+          continue;
+        }
         const kind = kinds[0]!;
-        points.push({ name, kind, address: int(pt, kind, pp, out, 0, 0, 65535), scale: num(pt, 'scale', pp, out) ?? 1, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out), signed: pt.signed === true });
+        points.push({
+          name,
+          kind,
+          address: int(pt, kind, pp, out, 0, 0, 65535),
+          scale: num(pt, 'scale', pp, out) ?? 1,
+          unit: typeof pt.unit === 'string' ? pt.unit : undefined,
+          min: num(pt, 'min', pp, out),
+          max: num(pt, 'max', pp, out),
+          signed: pt.signed === true,
+        });
       }
       const actions: ModbusAction[] = [];
       for (const [name, ac] of Object.entries(rawActions)) {
         const ap = `${p}.actions.${name}`;
-        if (!isObj(ac)) { out.bad(ap, 'must be an object'); continue; }
+        if (!isObj(ac)) {
+          out.bad(ap, 'must be an object');
+          continue;
+        }
         unknownKeys(ac, ap, ['write', 'value', 'from', 'min', 'max'], out);
         const target = points.find((x) => x.name === ac.write);
-        if (!target) { out.bad(`${ap}.write`, 'must name a point of this device'); continue; }
-        if (target.kind !== 'coil' && target.kind !== 'holding') { out.bad(`${ap}.write`, `point "${target.name}" is read-only (${target.kind})`); continue; }
+        if (!target) {
+          out.bad(`${ap}.write`, 'must name a point of this device');
+          continue;
+        }
+        if (target.kind !== 'coil' && target.kind !== 'holding') {
+          out.bad(`${ap}.write`, `point "${target.name}" is read-only (${target.kind})`);
+          continue;
+        }
         const type = target.kind === 'coil' ? 'boolean' : 'number';
         if (ac.from !== undefined && ac.from !== 'value') out.bad(`${ap}.from`, 'must be "value"');
-        if ((ac.value === undefined) === (ac.from === undefined)) { out.bad(ap, 'needs either a fixed "value" or "from": "value"'); continue; }
+        if ((ac.value === undefined) === (ac.from === undefined)) {
+          out.bad(ap, 'needs either a fixed "value" or "from": "value"');
+          continue;
+        }
         if (ac.value !== undefined && typeof ac.value !== type) out.bad(`${ap}.value`, `must be a ${type} for a ${target.kind}`);
         actions.push({ name, write: target.name, fixed: ac.value as number | boolean | undefined, input: ac.from === 'value' ? actionInput(ac, ap, out, type, target) : undefined });
       }
@@ -169,16 +269,33 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       const points: LinePoint[] = [];
       for (const [name, pt] of Object.entries(rawPoints)) {
         const pp = `${p}.points.${name}`;
-        if (!isObj(pt)) { out.bad(pp, 'must be an object'); continue; }
+        if (!isObj(pt)) {
+          out.bad(pp, 'must be an object');
+          continue;
+        }
         unknownKeys(pt, pp, ['query', 'parse', 'scale', 'unit', 'min', 'max'], out);
         const parse = regex(pt, 'parse', pp, out, true);
-        if (!parse) { out.bad(`${pp}.parse`, 'is required'); continue; }
-        points.push({ name, query: str(pt, 'query', pp, out), parse, scale: num(pt, 'scale', pp, out) ?? 1, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out) });
+        if (!parse) {
+          out.bad(`${pp}.parse`, 'is required');
+          continue;
+        }
+        points.push({
+          name,
+          query: str(pt, 'query', pp, out),
+          parse,
+          scale: num(pt, 'scale', pp, out) ?? 1,
+          unit: typeof pt.unit === 'string' ? pt.unit : undefined,
+          min: num(pt, 'min', pp, out),
+          max: num(pt, 'max', pp, out),
+        });
       }
       const actions: LineAction[] = [];
       for (const [name, ac] of Object.entries(rawActions)) {
         const ap = `${p}.actions.${name}`;
-        if (!isObj(ac)) { out.bad(ap, 'must be an object'); continue; }
+        if (!isObj(ac)) {
+          out.bad(ap, 'must be an object');
+          continue;
+        }
         unknownKeys(ac, ap, ['send', 'min', 'max', 'idempotent'], out);
         const send = str(ac, 'send', ap, out);
         if (ac.idempotent !== undefined && typeof ac.idempotent !== 'boolean') out.bad(`${ap}.idempotent`, 'must be true or false');

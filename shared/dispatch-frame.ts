@@ -26,17 +26,25 @@ export const ORIGINS = ['client', 'schedule', 'mqtt'] as const;
 export type Origin = (typeof ORIGINS)[number];
 
 export interface RequestFrame {
-  readonly id: number; readonly master: number; readonly term: number; readonly target: number;
+  readonly id: number;
+  readonly master: number;
+  readonly term: number;
+  readonly target: number;
   /** The target's boot epoch as the master knows it. */
   readonly epoch: number;
-  readonly cls: number; readonly tree: number; readonly origin: Origin;
-  readonly method: string; readonly url: string;
+  readonly cls: number;
+  readonly tree: number;
+  readonly origin: Origin;
+  readonly method: string;
+  readonly url: string;
   /** name, value, name, value… */
   readonly headers: readonly string[];
   readonly body: Buffer;
 }
 export interface AnswerFrame {
-  readonly id: number; readonly load: number; readonly status: number;
+  readonly id: number;
+  readonly load: number;
+  readonly status: number;
   readonly headers: readonly string[];
   readonly body: Buffer;
 }
@@ -54,7 +62,10 @@ function splitHeaders(b: Buffer): string[] | undefined {
 }
 
 export class FrameCodec {
-  constructor(private readonly key: Buffer, readonly frameBytesMax: number) {}
+  constructor(
+    private readonly key: Buffer,
+    readonly frameBytesMax: number,
+  ) {}
 
   request(f: RequestFrame): Buffer {
     const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
@@ -123,7 +134,14 @@ export class FrameCodec {
     const bytes = (n: number) => buf.subarray(take(n), o);
     if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: u32() } : undefined;
     if (type === TYPE_REQUEST) {
-      const id = u32(), master = u8(), term = u32(), target = u8(), epoch = u48(), cls = u8(), tree = u8(), origin = ORIGINS[u8()];
+      const id = u32(),
+        master = u8(),
+        term = u32(),
+        target = u8(),
+        epoch = u48(),
+        cls = u8(),
+        tree = u8(),
+        origin = ORIGINS[u8()];
       const line = bytes(u16()).toString('latin1');
       const headers = splitHeaders(bytes(u16()));
       const body = bytes(u32());
@@ -132,7 +150,9 @@ export class FrameCodec {
       return { type: 'request', id, master, term, target, epoch, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body };
     }
     if (type === TYPE_ANSWER) {
-      const id = u32(), load = u16(), status = u16();
+      const id = u32(),
+        load = u16(),
+        status = u16();
       const headers = splitHeaders(bytes(u16()));
       const body = bytes(u32());
       if (o !== end || !headers || status < 100 || status > 599) return undefined;

@@ -1,12 +1,19 @@
 // A board executes a dispatch frame only once: ids increase per master term, so a window of
 // recent ids per (master, term) bounds what must be remembered.
 
-export interface DispatchIdentity { readonly master: number; readonly term: number; readonly id: number }
+export interface DispatchIdentity {
+  readonly master: number;
+  readonly term: number;
+  readonly id: number;
+}
 
 /** Remembers recent dispatch ids per master term; ids are increasing, so a window bounds it. */
 export class DispatchReplayGuard {
   private readonly seen = new Map<string, { maxId: number; ids: Set<number> }>();
-  constructor(private readonly window: number, private readonly mastersMax = 16) {}
+  constructor(
+    private readonly window: number,
+    private readonly mastersMax = 16,
+  ) {}
 
   accept(d: DispatchIdentity): boolean {
     const key = `${d.master}.${d.term}`;

@@ -17,7 +17,10 @@ export interface CoreConfig {
 }
 
 /** `to`: 'all' = broadcast (or fan-out), a number = unicast to that board. */
-export interface Outgoing { to: 'all' | number; msg: Message }
+export interface Outgoing {
+  to: 'all' | number;
+  msg: Message;
+}
 
 export type CoreEvent =
   | { kind: 'role'; role: Role; term: number; master: number; previous: Role }
@@ -27,7 +30,10 @@ export type CoreEvent =
   /** Another board claims mastership with an older term: adapters re-announce the VIP. */
   | { kind: 'stale-master'; board: number; term: number };
 
-export interface Ready { send: Outgoing[]; events: CoreEvent[] }
+export interface Ready {
+  send: Outgoing[];
+  events: CoreEvent[];
+}
 
 /** Boards a master's table counts as running: how much of the cluster it holds. */
 export const support = (body: StateBody): number => body.runstate.reduce<number>((n, rs) => n + (rs === 1 ? 1 : 0), 0);
@@ -67,11 +73,19 @@ export class ClusterCore {
     this.lastMasterHeardMs = nowMs;
   }
 
-  get role(): Role { return this._role; }
-  get term(): number { return this._term; }
+  get role(): Role {
+    return this._role;
+  }
+  get term(): number {
+    return this._term;
+  }
   /** Index of the board this one follows (itself when master), -1 while unknown. */
-  get master(): number { return this._master; }
-  get load(): number { return this.localLoad; }
+  get master(): number {
+    return this._master;
+  }
+  get load(): number {
+    return this.localLoad;
+  }
 
   /** The table as this board sees it: computed when master, last heard otherwise. */
   view(): StateBody | undefined {

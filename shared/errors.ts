@@ -9,7 +9,7 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: 'no such page' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed' },
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'idempotency key reused with another body' },
-  IDEMPOTENCY_UNKNOWN: { status: 409, message: 'the board running this key\'s command failed before its outcome was recorded: the device may have run it, so read the device; it is never run again' },
+  IDEMPOTENCY_UNKNOWN: { status: 409, message: "the board running this key's command failed before its outcome was recorded: the device may have run it, so read the device; it is never run again" },
   IDEMPOTENCY_PENDING: { status: 409, message: 'a request with this idempotency key is still in progress (or its board was lost mid-way)' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },

@@ -26,7 +26,10 @@ export function requestHash(method: string, path: string, body: Buffer): string 
 
 export class IdempotencyStore {
   private readonly recs = new Map<string, IdemRecord>();
-  constructor(private readonly countMax: number, private readonly ttlMs: number) {}
+  constructor(
+    private readonly countMax: number,
+    private readonly ttlMs: number,
+  ) {}
 
   get size(): number {
     return this.recs.size;

@@ -16,7 +16,12 @@ export const SERIES_MAX = 256;
 
 export class Counter {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
-  constructor(readonly name: string, readonly help: string, private readonly dropped: (metric: string) => void = () => {}, private readonly maxSeries = SERIES_MAX) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly dropped: (metric: string) => void = () => {},
+    private readonly maxSeries = SERIES_MAX,
+  ) {}
   inc(labels: Labels = {}, by = 1): void {
     const key = fmtLabels(labels);
     const v = this.values.get(key);
@@ -36,7 +41,12 @@ export class Counter {
 
 /** Values read when scraped: a gauge, or a counter kept elsewhere (`kind: 'counter'`). */
 export class Gauge {
-  constructor(readonly name: string, readonly help: string, private readonly read: () => Array<[Labels, number]>, private readonly kind: 'gauge' | 'counter' = 'gauge') {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => Array<[Labels, number]>,
+    private readonly kind: 'gauge' | 'counter' = 'gauge',
+  ) {}
   render(): string {
     let s = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} ${this.kind}\n`;
     for (const [l, v] of this.read()) s += `${this.name}${fmtLabels(l)} ${v}\n`;

@@ -28,9 +28,16 @@ const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK
 /** runstate: 1 running, 0 joining, -1 down (the paper's ∞). */
 export type RunState = 1 | 0 | -1;
 
-export interface StateBody { master: number; linknum: number[]; runstate: RunState[] }
+export interface StateBody {
+  master: number;
+  linknum: number[];
+  runstate: RunState[];
+}
 /** ACK: a forwarded request arrived. REPORT: one finished (id 0 = periodic keep-alive). Both carry the sender's load. */
-export interface LoadBody { id: number; load: number }
+export interface LoadBody {
+  id: number;
+  load: number;
+}
 
 export type Message =
   | { type: 'STATE'; sender: number; term: number; body: StateBody }
@@ -42,7 +49,10 @@ export type Message =
 
 export type AppMessage = Extract<Message, { type: 'DEVICE' | 'IDEM' | 'REVOKE' }>;
 
-export interface Envelope { epoch: number; counter: number }
+export interface Envelope {
+  epoch: number;
+  counter: number;
+}
 
 export const DROP_REASONS = ['truncated', 'oversized', 'garbage', 'version', 'cluster', 'length', 'auth', 'sender', 'malformed', 'replay'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];

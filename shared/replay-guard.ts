@@ -5,7 +5,11 @@ import type { Envelope } from './protocol.ts';
 
 const WINDOW = 32;
 
-interface SenderMark { epoch: number; top: number; seen: number /* bit i = top - i seen */ }
+interface SenderMark {
+  epoch: number;
+  top: number;
+  seen: number /* bit i = top - i seen */;
+}
 
 export class ReplayGuard {
   private readonly marks: (SenderMark | undefined)[];

@@ -9,7 +9,13 @@ export const SCRYPT_P_MAX = 4;
 export const SCRYPT_MEM_MAX = 64 * 1024 * 1024;
 export const SCRYPT_KEYLEN = 32;
 
-export interface ScryptHash { readonly n: number; readonly r: number; readonly p: number; readonly salt: Buffer; readonly key: Buffer }
+export interface ScryptHash {
+  readonly n: number;
+  readonly r: number;
+  readonly p: number;
+  readonly salt: Buffer;
+  readonly key: Buffer;
+}
 
 const RE = /^scrypt\$(\d{1,7})\$(\d{1,2})\$(\d{1,2})\$([A-Za-z0-9_-]{16,64})\$([A-Za-z0-9_-]{43})$/;
 
@@ -17,7 +23,9 @@ const RE = /^scrypt\$(\d{1,7})\$(\d{1,2})\$(\d{1,2})\$([A-Za-z0-9_-]{16,64})\$([
 export function parseScryptHash(s: string): ScryptHash | string {
   const m = RE.exec(s);
   if (!m) return 'is not an scrypt hash (make one with: ews hash-password)';
-  const n = Number(m[1]), r = Number(m[2]), p = Number(m[3]);
+  const n = Number(m[1]),
+    r = Number(m[2]),
+    p = Number(m[3]);
   if (n < SCRYPT_N_MIN || n > SCRYPT_N_MAX || (n & (n - 1)) !== 0) return `scrypt N must be a power of two from ${SCRYPT_N_MIN} to ${SCRYPT_N_MAX}, not ${n}`;
   if (r < 8 || r > SCRYPT_R_MAX) return `scrypt r must be from 8 to ${SCRYPT_R_MAX}, not ${r}`;
   if (p < 1 || p > SCRYPT_P_MAX) return `scrypt p must be from 1 to ${SCRYPT_P_MAX}, not ${p}`;

@@ -4,7 +4,10 @@ import { Ramp, Simulator } from './simulator.ts';
 
 abstract class LineSimulator extends Simulator {
   private readonly split: LineSplitter;
-  constructor(private readonly eol: string, now?: () => number) {
+  constructor(
+    private readonly eol: string,
+    now?: () => number,
+  ) {
     super(now);
     this.split = new LineSplitter(eol, 256);
   }

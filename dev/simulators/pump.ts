@@ -9,7 +9,10 @@ export class PumpSimulator extends Simulator {
   writes = 0;
   private readonly temp: Ramp;
 
-  constructor(readonly unitId = 1, now?: () => number) {
+  constructor(
+    readonly unitId = 1,
+    now?: () => number,
+  ) {
     super(now);
     this.temp = new Ramp(20, 0.5, this.now);
   }
@@ -38,7 +41,8 @@ export class PumpSimulator extends Simulator {
         return req.address + req.arg > 1 ? ex(2) : { kind: 'bits', values: [this.running] };
       case 2: // discrete: 0 over-temperature
         return req.address + req.arg > 1 ? ex(2) : { kind: 'bits', values: [this.temperature > 80] };
-      case 3: { // holding: 1 speed (0 unused, reads 0)
+      case 3: {
+        // holding: 1 speed (0 unused, reads 0)
         if (req.address + req.arg > 2) return ex(2);
         const regs = [0, this.speed];
         return { kind: 'registers', values: regs.slice(req.address, req.address + req.arg) };

@@ -79,7 +79,11 @@ export class Ramp {
   private from: number;
   private target: number;
   private since: number;
-  constructor(initial: number, private readonly perSecond: number, private readonly now: () => number) {
+  constructor(
+    initial: number,
+    private readonly perSecond: number,
+    private readonly now: () => number,
+  ) {
     this.from = this.target = initial;
     this.since = now();
   }

@@ -15,7 +15,8 @@ export class LoadMonitor {
   /** U over the period just ended (and start the next). */
   take(periodMs: number, a: number, b: number): { U: number; R: number; W: number } {
     const s = periodMs / 1000;
-    const R = this.count / s, W = this.bytes / s;
+    const R = this.count / s,
+      W = this.bytes / s;
     this.count = 0;
     this.bytes = 0;
     return { U: a * R + b * W, R, W };
@@ -24,7 +25,12 @@ export class LoadMonitor {
 
 export class UtilizationController {
   G: number;
-  constructor(readonly M: number, readonly target: number, readonly k: number, initial = M) {
+  constructor(
+    readonly M: number,
+    readonly target: number,
+    readonly k: number,
+    initial = M,
+  ) {
     this.G = initial;
   }
   step(U: number): number {
@@ -50,9 +56,17 @@ export function treeFor(G: number, client: string, M: number): number {
  * meaning 100% = a·Rmax + b·Wmax, by least squares.
  */
 export function calibrate(points: ReadonlyArray<{ R: number; W: number }>): { a: number; b: number } {
-  let rr = 0, rw = 0, ww = 0, r1 = 0, w1 = 0;
+  let rr = 0,
+    rw = 0,
+    ww = 0,
+    r1 = 0,
+    w1 = 0;
   for (const { R, W } of points) {
-    rr += R * R; rw += R * W; ww += W * W; r1 += R; w1 += W;
+    rr += R * R;
+    rw += R * W;
+    ww += W * W;
+    r1 += R;
+    w1 += W;
   }
   const det = rr * ww - rw * rw;
   if (points.length < 2 || Math.abs(det) < 1e-12) throw new Error('calibration needs two or more content sizes with different throughputs');

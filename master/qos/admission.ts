@@ -16,13 +16,25 @@ export interface AdmissionParams {
   refuseAfterPeriods: number;
 }
 
-export interface ClassAdmission { in: number; admitted: number; targetIn: number; predicted: number; p: number; e: number; q: number }
+export interface ClassAdmission {
+  in: number;
+  admitted: number;
+  targetIn: number;
+  predicted: number;
+  p: number;
+  e: number;
+  q: number;
+}
 
 export class AdmissionController {
   readonly classes: ClassAdmission[];
   private readonly ePrev: number[];
 
-  constructor(n: number, readonly params: AdmissionParams, private readonly rand: () => number) {
+  constructor(
+    n: number,
+    readonly params: AdmissionParams,
+    private readonly rand: () => number,
+  ) {
     if (params.targetQueue.length !== n) throw new Error('admission: one target queue length per class');
     this.classes = Array.from({ length: n }, () => ({ in: 0, admitted: 0, targetIn: Infinity, predicted: 0, p: 1, e: 0, q: 0 }));
     this.ePrev = new Array<number>(n).fill(0);

@@ -4,7 +4,7 @@
 // F = S + C1·P/Φa, P its expected service time (learned per class); a free slot serves the
 // smallest F. Every period each weight is recomputed from its initial weight and its queue
 // length: Φa = Φa0 · (1 + β·qa), so a congested queue gets more service before it overflows.
-import { ClassQueues, type ClassBounds, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
 
 export interface DwfsOptions {
   /** Initial weight per class (Φa0). */
@@ -20,7 +20,10 @@ export interface DwfsOptions {
   initialServiceMs?: number;
 }
 
-interface Tagged { start: number; finish: number }
+interface Tagged {
+  start: number;
+  finish: number;
+}
 
 export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   readonly name = 'dwfs';
@@ -35,7 +38,11 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   /** Per class, the recent service time: P in the finish tag. */
   readonly serviceMs: number[];
 
-  constructor(classes: readonly ClassBounds[], limits: SchedulerLimits, private readonly opts: DwfsOptions) {
+  constructor(
+    classes: readonly ClassBounds[],
+    limits: SchedulerLimits,
+    private readonly opts: DwfsOptions,
+  ) {
     super(classes, limits);
     if (opts.weights.length !== classes.length || opts.weights.some((w) => !(w > 0))) throw new Error('dwfs: one positive weight per class');
     this.weights = [...opts.weights];
@@ -49,7 +56,9 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   advance(nowMs: number): void {
     if (this.lastMs !== undefined && nowMs > this.lastMs) {
       let active = 0;
-      this.queues.forEach((q, i) => { if (q.size > 0) active += this.weights[i]!; });
+      this.queues.forEach((q, i) => {
+        if (q.size > 0) active += this.weights[i]!;
+      });
       if (active > 0) this.virtual += ((nowMs - this.lastMs) * this.C2) / active;
     }
     this.lastMs = nowMs;

@@ -1,7 +1,7 @@
 // FPD merge scheduling (paper 000): keep the classes' relative quality proQoS in proportion to
 // their configured shares. A free slot goes to the runnable class furthest below its target share
 // (target_i − proQoS_i largest); ties by class priority, then arrival.
-import { ClassQueues, type ClassBounds, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
 export class FpdScheduler<T extends QueueItem> extends ClassQueues<T> {
@@ -23,7 +23,8 @@ export class FpdScheduler<T extends QueueItem> extends ClassQueues<T> {
     for (const h of this.heads(canRun)) {
       const deficit = this.targets[h.cls]! - pro[h.cls]!;
       const prio = this.classes[h.cls]!.priority;
-      if (!best || deficit > best.deficit + 1e-12 || (Math.abs(deficit - best.deficit) <= 1e-12 && (prio < best.prio || (prio === best.prio && h.seq < best.seq)))) best = { item: h.item, deficit, prio, seq: h.seq };
+      if (!best || deficit > best.deficit + 1e-12 || (Math.abs(deficit - best.deficit) <= 1e-12 && (prio < best.prio || (prio === best.prio && h.seq < best.seq))))
+        best = { item: h.item, deficit, prio, seq: h.seq };
     }
     return best?.item;
   }

@@ -3,11 +3,19 @@
 // move from classes that are faster than needed — or, under saturation, from the lowest classes —
 // to the classes missing their targets, highest priority first. Low classes slow down first. Pure.
 
-export interface QuotaClass { targetMs: number; priority: number }
+export interface QuotaClass {
+  targetMs: number;
+  priority: number;
+}
 
 export class QuotaController {
   readonly quotas: number[];
-  constructor(readonly classes: readonly QuotaClass[], readonly total: number, readonly gain = 0.5, readonly minSlots = 1) {
+  constructor(
+    readonly classes: readonly QuotaClass[],
+    readonly total: number,
+    readonly gain = 0.5,
+    readonly minSlots = 1,
+  ) {
     if (total < classes.length * minSlots) throw new Error('quota: fewer slots than classes');
     const each = Math.floor(total / classes.length);
     this.quotas = classes.map(() => each);
@@ -22,7 +30,10 @@ export class QuotaController {
       if (err[needy]! <= 0) continue;
       let want = Math.max(1, Math.round(this.gain * err[needy]! * this.quotas[needy]!));
       // Donors: faster-than-target classes first, then the lowest-priority ones below the needy class.
-      const donors = [...byPriority].reverse().filter((d) => d !== needy).sort((a, b) => Number(err[a]! > 0) - Number(err[b]! > 0));
+      const donors = [...byPriority]
+        .reverse()
+        .filter((d) => d !== needy)
+        .sort((a, b) => Number(err[a]! > 0) - Number(err[b]! > 0));
       for (const d of donors) {
         if (want === 0) break;
         if (err[d]! > 0 && this.classes[d]!.priority <= this.classes[needy]!.priority) continue;

@@ -5,7 +5,10 @@ export class ReserveQueue<J extends { readonly cls: number; reservedAt: number }
   private readonly q: J[][];
   private held = 0;
 
-  constructor(classes: number, private readonly max: number) {
+  constructor(
+    classes: number,
+    private readonly max: number,
+  ) {
     this.q = Array.from({ length: classes }, () => []);
   }
 

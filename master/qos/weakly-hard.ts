@@ -5,10 +5,13 @@
 // before every normal-mode class (by its fixed priority). Normal mode: a class at or above its
 // share ProSet gets Priority = 100 − ProQoS (in %), one below its share keeps a priority above
 // 100; the highest priority goes first.
-import { ClassQueues, type ClassBounds, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
-export interface MK { m: number; k: number }
+export interface MK {
+  m: number;
+  k: number;
+}
 
 export class MuPattern {
   private bits: number[] = [];
@@ -66,11 +69,13 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
     let best: { item: T; panic: boolean; prio: number; fixed: number; seq: number } | undefined;
     for (const h of this.heads(canRun)) {
       const c = { item: h.item, panic: this.panic(h.cls), prio: this.priority(h.cls, pro), fixed: this.classes[h.cls]!.priority, seq: h.seq };
-      const better = !best
-        || (c.panic && !best.panic)
-        || (c.panic === best.panic && (c.panic
-          ? c.fixed < best.fixed || (c.fixed === best.fixed && c.seq < best.seq)
-          : c.prio > best.prio + 1e-9 || (Math.abs(c.prio - best.prio) <= 1e-9 && (c.fixed < best.fixed || (c.fixed === best.fixed && c.seq < best.seq)))));
+      const better =
+        !best ||
+        (c.panic && !best.panic) ||
+        (c.panic === best.panic &&
+          (c.panic
+            ? c.fixed < best.fixed || (c.fixed === best.fixed && c.seq < best.seq)
+            : c.prio > best.prio + 1e-9 || (Math.abs(c.prio - best.prio) <= 1e-9 && (c.fixed < best.fixed || (c.fixed === best.fixed && c.seq < best.seq)))));
       if (better) best = c;
     }
     if (best?.panic) this.promotions++;

@@ -1,15 +1,21 @@
 // Who is asking, and may they? Bearer tokens (scripts) or the session cookie (the UI); a
 // cookie-authenticated state change must also come from one of the cluster's own origins and
 // carry the session's CSRF token. With `auth.disabled` everyone is an operator.
-import { cookieValue } from '../../shared/cookie.ts';
+
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
+import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Role, Session, SessionSigner } from './session.ts';
 
 export const COOKIE = 'ews_session';
 
-export interface Principal { user: string; role: Role; via: 'cookie' | 'bearer' | 'open'; session: Session | undefined }
+export interface Principal {
+  user: string;
+  role: Role;
+  via: 'cookie' | 'bearer' | 'open';
+  session: Session | undefined;
+}
 
 export type Need = 'public' | 'viewer' | 'operator';
 
@@ -22,7 +28,6 @@ export function needFor(method: string, path: string): Need {
   if (reads && !echo && !path.startsWith('/api/') && !path.startsWith('/cgi-bin/')) return 'public';
   return reads ? 'viewer' : 'operator';
 }
-
 
 /** The origins the UI may be served from: every board, and the cluster address on the boards' ports. */
 export function clusterOrigins(cfg: Config): Set<string> {
@@ -44,7 +49,10 @@ export function clusterOrigins(cfg: Config): Set<string> {
 export class AuthGuard {
   private readonly origins: Set<string>;
   private auth: AuthConfig | undefined;
-  constructor(private readonly cfg: Config, readonly signer: SessionSigner) {
+  constructor(
+    private readonly cfg: Config,
+    readonly signer: SessionSigner,
+  ) {
     this.origins = clusterOrigins(cfg);
     this.auth = cfg.auth;
   }

@@ -9,7 +9,9 @@ import { Worker } from 'node:worker_threads';
 import { EwsError } from '../../shared/errors.ts';
 import { parseScryptHash, SCRYPT_KEYLEN, SCRYPT_MEM_MAX, type ScryptHash } from '../../shared/scrypt-hash.ts';
 
-const N = 16384, R = 8, P = 1;
+const N = 16384,
+  R = 8,
+  P = 1;
 const MAXMEM = SCRYPT_MEM_MAX + 1024 * 1024;
 /** The thread ends after this long without a login. */
 const IDLE_MS = 30_000;

@@ -2,7 +2,11 @@
 // Pure: time is an argument.
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly burst: number, private readonly perMinute: number, private readonly keysMax = 10_000) {}
+  constructor(
+    private readonly burst: number,
+    private readonly perMinute: number,
+    private readonly keysMax = 10_000,
+  ) {}
 
   /** Takes one token; returns 0 if allowed, else the seconds to wait. */
   take(key: string, nowMs: number): number {

@@ -15,7 +15,12 @@ export class RevokedSessions {
   /** sid -> expiry (s since epoch). */
   private readonly map = new Map<string, number>();
   /** `file`: where they are kept (revokedFile()); undefined = in memory only. */
-  constructor(private readonly max: number, private readonly file: string | undefined, nowMs: number, private readonly onWriteError: (e: Error) => void = () => {}) {
+  constructor(
+    private readonly max: number,
+    private readonly file: string | undefined,
+    nowMs: number,
+    private readonly onWriteError: (e: Error) => void = () => {},
+  ) {
     if (!this.file) return;
     let saved: unknown;
     try {
@@ -66,7 +71,8 @@ export class RevokedSessions {
   }
 
   private evictSoonest(): void {
-    let victim: string | undefined, soonest = Number.POSITIVE_INFINITY;
+    let victim: string | undefined,
+      soonest = Number.POSITIVE_INFINITY;
     for (const [sid, exp] of this.map) {
       if (exp < soonest) {
         soonest = exp;

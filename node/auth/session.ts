@@ -5,13 +5,22 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type Role = 'viewer' | 'operator';
 /** `svc`: an internal caller of this board (schedules, the MQTT bridge), not a configured user. */
-export interface Session { sid: string; user: string; role: Role; exp: number; svc?: 1 }
+export interface Session {
+  sid: string;
+  user: string;
+  role: Role;
+  exp: number;
+  svc?: 1;
+}
 
 export class SessionSigner {
   private readonly key: Buffer;
   private readonly csrfKey: Buffer;
   /** `revoked`: sessions logged out before they expire. */
-  constructor(clusterKey: Buffer, private readonly revoked: { has(sid: string): boolean }) {
+  constructor(
+    clusterKey: Buffer,
+    private readonly revoked: { has(sid: string): boolean },
+  ) {
     this.key = createHmac('sha256', clusterKey).update('ews-session-v1').digest();
     this.csrfKey = createHmac('sha256', clusterKey).update('ews-csrf-v1').digest();
   }
@@ -35,7 +44,16 @@ export class SessionSigner {
     } catch {
       return undefined;
     }
-    if (typeof s !== 'object' || s === null || typeof s.sid !== 'string' || typeof s.user !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || (s.role !== 'viewer' && s.role !== 'operator')) return undefined;
+    if (
+      typeof s !== 'object' ||
+      s === null ||
+      typeof s.sid !== 'string' ||
+      typeof s.user !== 'string' ||
+      typeof s.exp !== 'number' ||
+      s.exp * 1000 <= nowMs ||
+      (s.role !== 'viewer' && s.role !== 'operator')
+    )
+      return undefined;
     if (this.revoked.has(s.sid)) return undefined;
     return s;
   }

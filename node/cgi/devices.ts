@@ -1,11 +1,12 @@
 // CGI handlers for devices: read every point now, or run an action.
+
+import { deviceTarget } from '../../master/device-route.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { errorResponse } from '../../shared/errors.ts';
-import { deviceTarget } from '../../master/device-route.ts';
 import { resolveAction } from '../devices/action-input.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
-import type { ExecRequest } from '../worker.ts';
 import type { Captured } from '../idempotent-exec.ts';
+import type { ExecRequest } from '../worker.ts';
 
 /** Runs the request against the device; the answer (success or coded error) comes back as data. */
 export async function deviceCgi(cfg: Config, board: BoardConfig, devices: DeviceManager, x: ExecRequest, path: string): Promise<Captured> {

@@ -43,12 +43,7 @@ export interface PlaneState {
 }
 
 /** Plane → request thread. */
-export type FromPlane =
-  | { t: 'started'; state: PlaneState }
-  | { t: 'state'; state: PlaneState; events: CoreEvent[] }
-  | { t: 'app'; msg: AppMessage }
-  | { t: 'metrics'; text: string }
-  | { t: 'closed' };
+export type FromPlane = { t: 'started'; state: PlaneState } | { t: 'state'; state: PlaneState; events: CoreEvent[] } | { t: 'app'; msg: AppMessage } | { t: 'metrics'; text: string } | { t: 'closed' };
 
 /** Milliseconds on a clock both threads share. */
 export const absNow = (): number => performance.timeOrigin + performance.now();

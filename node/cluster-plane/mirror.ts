@@ -3,13 +3,13 @@
 // epochs) and sends what only this thread knows. The dispatch core reads and counts its
 // dispatches in this copy's table; the plane's own table gets the counts for its STATE packets.
 import { Worker } from 'node:worker_threads';
+import type { Clock } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
-import type { Logger } from '../log.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';
-import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../log.ts';
 import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 
 /** In the bundle the plane runs from dist/ews-plane.js beside ews.js. */
@@ -54,7 +54,15 @@ export class ClusterMirror {
   /** After every update from the plane (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
 
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, readonly bootEpoch: number, private readonly clock: Clock, private readonly log: Logger, metrics: Registry, private readonly transportModule?: string) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly self: BoardConfig,
+    readonly bootEpoch: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    metrics: Registry,
+    private readonly transportModule?: string,
+  ) {
     this.table = new StateTable(cfg.boards.length);
     this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
     metrics.include(() => this.metricsText);
@@ -90,10 +98,13 @@ export class ClusterMirror {
       }
     });
     // Proof of life for the plane's watchdog, twice per heartbeat.
-    this.alive = setInterval(() => {
-      this.post({ t: 'alive' });
-      this.flush();
-    }, Math.max(5, Math.floor(c.cluster.heartbeatMs / 2)));
+    this.alive = setInterval(
+      () => {
+        this.post({ t: 'alive' });
+        this.flush();
+      },
+      Math.max(5, Math.floor(c.cluster.heartbeatMs / 2)),
+    );
     this.alive.unref();
     return started;
   }
@@ -192,7 +203,11 @@ export class ClusterMirror {
     this.resigned = s.resigned;
     this.viewBody = s.view;
     this.epochs = s.epochs;
-    this.table.adopt(s.runstates, s.reported, s.heard.map((h) => h + toLocal));
+    this.table.adopt(
+      s.runstates,
+      s.reported,
+      s.heard.map((h) => h + toLocal),
+    );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }
 

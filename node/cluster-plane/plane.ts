@@ -6,11 +6,11 @@
 // silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
 // it), and the board rejoins as a node once the thread answers again.
 import type { MessagePort } from 'node:worker_threads';
-import type { CoreEvent } from '../../shared/election.ts';
-import { createLogger } from '../log.ts';
-import { Registry } from '../../shared/metrics.ts';
 import { systemClock } from '../../shared/clock.ts';
+import type { CoreEvent } from '../../shared/election.ts';
+import { Registry } from '../../shared/metrics.ts';
 import { ClusterLink } from '../cluster-link.ts';
+import { createLogger } from '../log.ts';
 import { systemTransport, type Transport } from '../transport.ts';
 import { VipManager } from '../vip.ts';
 import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
@@ -36,7 +36,17 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
     const toAbs = absNow() - systemClock.now();
     // Stepped down: this board is no master while it stays silent, whatever its core last was.
     const away = link.isSuspended;
-    return { role: away ? 'joining' : core.role, term: core.term, master: away ? -1 : core.master, view: core.view(), runstates: m.runstates, reported: m.reported, heard: m.heard.map((h) => h + toAbs), epochs: link.epochs(), resigned: link.isSuspended };
+    return {
+      role: away ? 'joining' : core.role,
+      term: core.term,
+      master: away ? -1 : core.master,
+      view: core.view(),
+      runstates: m.runstates,
+      reported: m.reported,
+      heard: m.heard.map((h) => h + toAbs),
+      epochs: link.epochs(),
+      resigned: link.isSuspended,
+    };
   };
   link.afterApply = () => {
     const events = pending;

@@ -2,7 +2,10 @@
 import type { ActionInput, DeviceConfig } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 
-export interface ResolvedAction { name: string; value: number | boolean | undefined }
+export interface ResolvedAction {
+  name: string;
+  value: number | boolean | undefined;
+}
 
 export function resolveAction(dev: DeviceConfig, actionName: string, body: Buffer): ResolvedAction {
   const action = dev.actions.find((a) => a.name === actionName);
@@ -32,7 +35,8 @@ export function resolveAction(dev: DeviceConfig, actionName: string, body: Buffe
   if (input.max !== undefined && value > input.max) throw new EwsError('BAD_REQUEST', `"value" ${value} is above the maximum ${input.max}`);
   if (input.step !== undefined) {
     const units = value / input.step;
-    if (Math.abs(units - Math.round(units)) > 1e-9) throw new EwsError('BAD_REQUEST', `"value" ${value} must be a whole multiple of ${input.step} (the register holds whole units), not rounded silently`);
+    if (Math.abs(units - Math.round(units)) > 1e-9)
+      throw new EwsError('BAD_REQUEST', `"value" ${value} must be a whole multiple of ${input.step} (the register holds whole units), not rounded silently`);
   }
   return { name: actionName, value };
 }

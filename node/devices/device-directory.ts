@@ -3,9 +3,22 @@
 import type { DeviceConfig } from '../../shared/device-config.ts';
 import type { PointValue } from './modbus-driver.ts';
 
-export interface DeviceSnapshotWire { id: string; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null }
+export interface DeviceSnapshotWire {
+  id: string;
+  online: boolean;
+  points: Record<string, PointValue>;
+  updatedAt: number | null;
+  error: string | null;
+}
 export interface DeviceView {
-  id: string; name: string; driver: string; boards: string[]; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null;
+  id: string;
+  name: string;
+  driver: string;
+  boards: string[];
+  online: boolean;
+  points: Record<string, PointValue>;
+  updatedAt: number | null;
+  error: string | null;
   /** For the UI: each point's unit, and what each action takes. */
   units: Record<string, string>;
   actions: Array<{ name: string; input: { type: 'number' | 'boolean'; min: number | null; max: number | null } | null }>;
@@ -57,8 +70,13 @@ export class DeviceDirectory {
       const snaps = [...(this.seen.get(d.id)?.values() ?? [])];
       const latest = snaps.filter((s) => s.updatedAt !== null).sort((a, b) => b.updatedAt! - a.updatedAt!)[0];
       return {
-        id: d.id, name: d.name, driver: d.driver, boards: d.attach.map((a) => a.boardId),
-        online: snaps.some((s) => s.online), points: latest?.points ?? {}, updatedAt: latest?.updatedAt ?? null,
+        id: d.id,
+        name: d.name,
+        driver: d.driver,
+        boards: d.attach.map((a) => a.boardId),
+        online: snaps.some((s) => s.online),
+        points: latest?.points ?? {},
+        updatedAt: latest?.updatedAt ?? null,
         error: snaps.every((s) => !s.online) ? (snaps.find((s) => s.error)?.error ?? null) : null,
         units: Object.fromEntries(d.points.filter((p) => p.unit).map((p) => [p.name, p.unit!])),
         actions: d.actions.map((a) => ({ name: a.name, input: a.input ? { type: a.input.type, min: a.input.min ?? null, max: a.input.max ?? null } : null })),

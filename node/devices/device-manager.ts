@@ -5,15 +5,29 @@ import type { DeviceConfig } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import { readLine, sendLine } from './line-driver.ts';
-import { readModbus, writeModbus, type PointValue } from './modbus-driver.ts';
+import { type PointValue, readModbus, writeModbus } from './modbus-driver.ts';
 import { PortWorker, type Priority } from './port-worker.ts';
-import { SerialLine, type PortFactory } from './serial-line.ts';
+import { type PortFactory, SerialLine } from './serial-line.ts';
 
-export interface DeviceSnapshot { id: string; online: boolean; points: Record<string, PointValue>; updatedAt: number | null; error: string | null }
-export interface ReadResult { result: Record<string, PointValue>; ms: number }
-export interface ActionResult { result: Record<string, PointValue> | { reply: string }; ms: number }
+export interface DeviceSnapshot {
+  id: string;
+  online: boolean;
+  points: Record<string, PointValue>;
+  updatedAt: number | null;
+  error: string | null;
+}
+export interface ReadResult {
+  result: Record<string, PointValue>;
+  ms: number;
+}
+export interface ActionResult {
+  result: Record<string, PointValue> | { reply: string };
+  ms: number;
+}
 
-export interface DeviceManagerEvents { snapshot: [DeviceSnapshot] }
+export interface DeviceManagerEvents {
+  snapshot: [DeviceSnapshot];
+}
 
 export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private readonly workers = new Map<string, PortWorker>();

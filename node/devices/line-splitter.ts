@@ -1,7 +1,10 @@
 // Splits a byte stream into lines at `eol`, with a bound on line length. Pure.
 export class LineSplitter {
   private buf = '';
-  constructor(private readonly eol: string, private readonly lineBytesMax = 1024) {}
+  constructor(
+    private readonly eol: string,
+    private readonly lineBytesMax = 1024,
+  ) {}
 
   /** Complete lines in `chunk` (without eol); throws when a line outgrows the bound. */
   push(chunk: Buffer | string): string[] {

@@ -1,17 +1,21 @@
 // Modbus RTU device: read points (grouped), write a coil or a holding register.
 import type { ModbusDevice, ModbusPoint } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { encodeRequest, EXCEPTIONS, parseReply, planReads, READ_FC, WRITE_COIL, WRITE_REGISTER, type Reply, type Request } from './modbus-rtu.ts';
-import { withRetries, type PortIO } from './port-worker.ts';
+import { EXCEPTIONS, encodeRequest, parseReply, planReads, READ_FC, type Reply, type Request, WRITE_COIL, WRITE_REGISTER } from './modbus-rtu.ts';
+import { type PortIO, withRetries } from './port-worker.ts';
 
 export type PointValue = number | boolean;
 
 async function exchange(io: PortIO, dev: ModbusDevice, req: Request): Promise<Reply> {
   const reply = await withRetries(dev.retries, () =>
-    io.transact<Reply>(encodeRequest(req), (rx) => {
-      const r = parseReply(req, rx);
-      return r.status === 'more' ? { more: true } : r.status === 'error' ? { error: r.message } : { value: r.reply };
-    }, dev.timeoutMs),
+    io.transact<Reply>(
+      encodeRequest(req),
+      (rx) => {
+        const r = parseReply(req, rx);
+        return r.status === 'more' ? { more: true } : r.status === 'error' ? { error: r.message } : { value: r.reply };
+      },
+      dev.timeoutMs,
+    ),
   );
   if (reply.kind === 'exception') throw new EwsError('DEVICE_ERROR', `device refused: Modbus exception ${reply.code} (${EXCEPTIONS[reply.code] ?? 'unknown'})`);
   return reply;
@@ -25,7 +29,8 @@ export function fromRaw(p: ModbusPoint, raw: number): number {
 }
 export function toRaw(p: ModbusPoint, value: number): number {
   const raw = Math.round(value / p.scale);
-  const lo = p.signed ? -0x8000 : 0, hi = p.signed ? 0x7fff : 0xffff;
+  const lo = p.signed ? -0x8000 : 0,
+    hi = p.signed ? 0x7fff : 0xffff;
   if (raw < lo || raw > hi) throw new EwsError('BAD_REQUEST', `${value} does not fit point ${p.name}`);
   return raw & 0xffff;
 }
@@ -46,9 +51,8 @@ export async function readModbus(io: PortIO, dev: ModbusDevice): Promise<Record<
 
 export async function writeModbus(io: PortIO, dev: ModbusDevice, pointName: string, value: PointValue): Promise<PointValue> {
   const p = dev.points.find((x) => x.name === pointName)!;
-  const req: Request = p.kind === 'coil'
-    ? { unit: dev.unitId, fc: WRITE_COIL, address: p.address, arg: value ? 0xff00 : 0 }
-    : { unit: dev.unitId, fc: WRITE_REGISTER, address: p.address, arg: toRaw(p, Number(value)) };
+  const req: Request =
+    p.kind === 'coil' ? { unit: dev.unitId, fc: WRITE_COIL, address: p.address, arg: value ? 0xff00 : 0 } : { unit: dev.unitId, fc: WRITE_REGISTER, address: p.address, arg: toRaw(p, Number(value)) };
   const reply = await exchange(io, dev, req);
   if (reply.kind !== 'written' || reply.address !== req.address || reply.value !== req.arg) throw new EwsError('DEVICE_ERROR', 'the device did not confirm the write');
   return p.kind === 'coil' ? Boolean(value) : fromRaw(p, req.arg);

@@ -26,17 +26,18 @@ function withCrc(body: number[]): Buffer {
   return b;
 }
 
-export interface Request { unit: number; fc: number; address: number; /** quantity (reads) or value (writes) */ arg: number }
+export interface Request {
+  unit: number;
+  fc: number;
+  address: number /** quantity (reads) or value (writes) */;
+  arg: number;
+}
 
 export function encodeRequest(r: Request): Buffer {
   return withCrc([r.unit, r.fc, r.address >> 8, r.address & 0xff, (r.arg >> 8) & 0xff, r.arg & 0xff]);
 }
 
-export type Reply =
-  | { kind: 'bits'; values: boolean[] }
-  | { kind: 'registers'; values: number[] }
-  | { kind: 'written'; address: number; value: number }
-  | { kind: 'exception'; code: number };
+export type Reply = { kind: 'bits'; values: boolean[] } | { kind: 'registers'; values: number[] } | { kind: 'written'; address: number; value: number } | { kind: 'exception'; code: number };
 
 export const EXCEPTIONS: Record<number, string> = { 1: 'illegal function', 2: 'illegal data address', 3: 'illegal data value', 4: 'device failure', 5: 'acknowledge', 6: 'device busy' };
 
@@ -90,7 +91,9 @@ export function encodeReply(req: Request, reply: Reply): Buffer {
       return withCrc([req.unit, req.fc | 0x80, reply.code]);
     case 'bits': {
       const bytes = new Array<number>(Math.ceil(reply.values.length / 8)).fill(0);
-      reply.values.forEach((v, i) => { if (v) bytes[i >> 3]! |= 1 << (i & 7); });
+      reply.values.forEach((v, i) => {
+        if (v) bytes[i >> 3]! |= 1 << (i & 7);
+      });
       return withCrc([req.unit, req.fc, bytes.length, ...bytes]);
     }
     case 'registers':

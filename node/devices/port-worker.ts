@@ -12,7 +12,11 @@ export interface PortIO {
   transact<T>(request: Buffer, accept: Accept<T>, timeoutMs: number): Promise<T>;
 }
 
-interface Job { run: (io: PortIO) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+interface Job {
+  run: (io: PortIO) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
 
 /** How long to let a late answer finish arriving before discarding it. */
 const QUIET_MS = 20;
@@ -22,7 +26,10 @@ export class PortWorker implements PortIO {
   private busy = false;
   transactions = 0;
 
-  constructor(readonly line: SerialLine, private readonly queueMax: number) {}
+  constructor(
+    readonly line: SerialLine,
+    private readonly queueMax: number,
+  ) {}
 
   get queued(): number {
     return this.queues.control.length + this.queues.scheduled.length;
@@ -42,10 +49,13 @@ export class PortWorker implements PortIO {
     const job = this.queues.control.shift() ?? this.queues.scheduled.shift();
     if (!job) return;
     this.busy = true;
-    job.run(this).then(job.resolve, job.reject).finally(() => {
-      this.busy = false;
-      this.next();
-    });
+    job
+      .run(this)
+      .then(job.resolve, job.reject)
+      .finally(() => {
+        this.busy = false;
+        this.next();
+      });
   }
 
   transact<T>(request: Buffer, accept: Accept<T>, timeoutMs: number): Promise<T> {
@@ -78,7 +88,10 @@ export class PortWorker implements PortIO {
       line.write(request).then(
         () => {
           if (settled) return;
-          timer = setTimeout(() => finish(new EwsError('DEVICE_TIMEOUT', `no answer within ${timeoutMs} ms${rx.length ? ` (${rx.length} bytes of a partial answer)` : ''}`), undefined, true), timeoutMs);
+          timer = setTimeout(
+            () => finish(new EwsError('DEVICE_TIMEOUT', `no answer within ${timeoutMs} ms${rx.length ? ` (${rx.length} bytes of a partial answer)` : ''}`), undefined, true),
+            timeoutMs,
+          );
         },
         (err: unknown) => finish(err),
       );

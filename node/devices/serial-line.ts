@@ -26,7 +26,11 @@ export const openRealPort: PortFactory = async (path, s) => {
   return new SerialPort({ path, baudRate: s.baudRate, parity: s.parity, dataBits: s.dataBits, stopBits: s.stopBits, autoOpen: false }) as unknown as PortLike;
 };
 
-export interface SerialLineEvents { online: []; offline: [reason: string]; data: [chunk: Buffer] }
+export interface SerialLineEvents {
+  online: [];
+  offline: [reason: string];
+  data: [chunk: Buffer];
+}
 
 export class SerialLine extends EventEmitter<SerialLineEvents> {
   private port: PortLike | undefined;

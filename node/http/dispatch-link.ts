@@ -3,14 +3,17 @@
 // in one syscall (corked until setImmediate). No HTTP client on the master, no HTTP parsing on
 // the board for a forwarded request: the hop costs two small frames.
 import type net from 'node:net';
-import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 import type { BoardConfig } from '../../shared/config.ts';
-import { FrameSplitter, LINK_MAGIC, type AnswerFrame, type FrameCodec, type FrameError, type RequestFrame } from '../../shared/dispatch-frame.ts';
+import { type AnswerFrame, type FrameCodec, type FrameError, FrameSplitter, LINK_MAGIC, type RequestFrame } from '../../shared/dispatch-frame.ts';
+import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 
 /** `delivered`: the frame may have reached the board (it was written on an open connection). */
 export type LinkResult = { ok: true; answer: AnswerFrame } | { ok: false; delivered: boolean; reason: string };
 
-interface Waiter { done: (r: LinkResult) => void; delivered: boolean }
+interface Waiter {
+  done: (r: LinkResult) => void;
+  delivered: boolean;
+}
 
 /**
  * Corks a socket until the end of this event-loop turn (setImmediate runs after every I/O callback
@@ -36,7 +39,14 @@ class Connection {
   private readonly splitter: FrameSplitter;
   private readonly batch = { corked: false };
 
-  constructor(board: BoardConfig, private readonly codec: FrameCodec, connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void, private readonly onGone: () => void, tls: TlsMaterial | undefined) {
+  constructor(
+    board: BoardConfig,
+    private readonly codec: FrameCodec,
+    connectTimeoutMs: number,
+    private readonly onDrop: (reason: FrameError) => void,
+    private readonly onGone: () => void,
+    tls: TlsMaterial | undefined,
+  ) {
     this.splitter = new FrameSplitter(codec.frameBytesMax);
     const { sock, ready } = dialBoard(board, tls);
     this.sock = sock;
@@ -95,7 +105,13 @@ class Connection {
 export class DispatchClient {
   private readonly conns: (Connection | undefined)[];
   /** `tls`: the link runs inside TLS, the board verified against the cluster's CA. */
-  constructor(private readonly boards: readonly BoardConfig[], private readonly codec: FrameCodec, private readonly connectTimeoutMs: number, private readonly onDrop: (reason: FrameError) => void, private readonly tls?: TlsMaterial) {
+  constructor(
+    private readonly boards: readonly BoardConfig[],
+    private readonly codec: FrameCodec,
+    private readonly connectTimeoutMs: number,
+    private readonly onDrop: (reason: FrameError) => void,
+    private readonly tls?: TlsMaterial,
+  ) {
     this.conns = boards.map(() => undefined);
   }
 
@@ -116,9 +132,16 @@ export class DispatchClient {
   private conn(board: number): Connection {
     const c = this.conns[board];
     if (c && !c.closed) return c;
-    const fresh = new Connection(this.boards[board]!, this.codec, this.connectTimeoutMs, this.onDrop, () => {
-      if (this.conns[board] === fresh) this.conns[board] = undefined;
-    }, this.tls);
+    const fresh = new Connection(
+      this.boards[board]!,
+      this.codec,
+      this.connectTimeoutMs,
+      this.onDrop,
+      () => {
+        if (this.conns[board] === fresh) this.conns[board] = undefined;
+      },
+      this.tls,
+    );
     this.conns[board] = fresh;
     return fresh;
   }

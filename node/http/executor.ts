@@ -2,17 +2,17 @@
 // master, those it runs itself. The board's load (requests in execution) is counted here: it
 // rides on every answer and on the heartbeat REPORT.
 import type { IncomingMessage } from 'node:http';
-import type { BoardConfig, Config } from '../../shared/config.ts';
-import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import { EwsError } from '../../shared/errors.ts';
-import { sendError } from './http-io.ts';
 import { Cancel } from '../../shared/cancel.ts';
-import { nonCanonical } from '../../shared/request-target.ts';
+import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
+import { EwsError } from '../../shared/errors.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
+import { nonCanonical } from '../../shared/request-target.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Worker } from '../worker.ts';
 import { CapturedAnswer } from './answer.ts';
+import { sendError } from './http-io.ts';
 import { type LocalRun, REFUSED_HEADER } from './intake.ts';
 
 export class Executor {
@@ -20,7 +20,14 @@ export class Executor {
   private readonly rejected: Counter;
 
   /** `bootEpoch`: this board's epoch at boot; frames for an earlier boot are refused. */
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, private readonly core: ClusterMirror, private readonly worker: Worker, metrics: Registry, private readonly bootEpoch: number) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly self: BoardConfig,
+    private readonly core: ClusterMirror,
+    private readonly worker: Worker,
+    metrics: Registry,
+    private readonly bootEpoch: number,
+  ) {
     this.replay = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
     this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board or an earlier boot of this one, from a stale master, replayed, by reason');
   }

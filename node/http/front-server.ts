@@ -5,12 +5,12 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
-import type { TlsMaterial } from '../tls-material.ts';
 import type { LimitsConfig } from '../../shared/config.ts';
-import { EwsError } from '../../shared/errors.ts';
-import { sendError } from './http-io.ts';
-import type { Logger } from '../log.ts';
 import { LINK_MAGIC } from '../../shared/dispatch-frame.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { Logger } from '../log.ts';
+import type { TlsMaterial } from '../tls-material.ts';
+import { sendError } from './http-io.ts';
 
 export interface FrontHandlers {
   request(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -27,16 +27,30 @@ export class FrontServer {
 
   constructor(l: LimitsConfig, h: FrontHandlers, log: Logger, secure?: TlsMaterial) {
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
-    this.http = http.createServer({ maxHeaderSize: l.headerBytesMax, headersTimeout: l.headersTimeoutMs, requestTimeout: l.headersTimeoutMs * 2, keepAliveTimeout: l.keepAliveTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))) }, (req, res) => {
-      h.request(req, res).catch((err: unknown) => {
-        if (!(err instanceof EwsError)) log.error({ err }, 'request failed');
-        sendError(res, err);
-      });
-    });
+    this.http = http.createServer(
+      {
+        maxHeaderSize: l.headerBytesMax,
+        headersTimeout: l.headersTimeoutMs,
+        requestTimeout: l.headersTimeoutMs * 2,
+        keepAliveTimeout: l.keepAliveTimeoutMs,
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))),
+      },
+      (req, res) => {
+        h.request(req, res).catch((err: unknown) => {
+          if (!(err instanceof EwsError)) log.error({ err }, 'request failed');
+          sendError(res, err);
+        });
+      },
+    );
     this.http.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-      const body = JSON.stringify({ error: { code: status === 431 ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST', message: status === 408 ? 'request took too long to arrive' : status === 431 ? 'request headers too large' : 'malformed HTTP request' } });
+      const body = JSON.stringify({
+        error: {
+          code: status === 431 ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
+          message: status === 408 ? 'request took too long to arrive' : status === 431 ? 'request headers too large' : 'malformed HTTP request',
+        },
+      });
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
     const onSocket = (s: Socket) => {

@@ -2,20 +2,20 @@
 // classify, hand the request to the core, carry out its effects (run here, send over the
 // dispatch link, or refuse), and feed back how each ended. No decisions are made in this file.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../../shared/config.ts';
-import { EwsError } from '../../shared/errors.ts';
-import { isEndToEnd, sendError } from './http-io.ts';
-import type { Clock } from '../../shared/clock.ts';
-import type { Registry } from '../../shared/metrics.ts';
-import type { Logger } from '../log.ts';
-import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import type { Origin } from '../../shared/dispatch-frame.ts';
-import { KEY_RE, requestHash, type IdempotencyStore } from '../../shared/idempotency-store.ts';
-import { createClassifier, type Classifier } from '../../master/classify.ts';
+import { type Classifier, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
-import { DispatchCore, OUTCOMES, type Effect, type Job } from '../../master/dispatch-core.ts';
+import { DispatchCore, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Origin } from '../../shared/dispatch-frame.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { type IdempotencyStore, KEY_RE, requestHash } from '../../shared/idempotency-store.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { cpuCapacityCores } from '../cpu-capacity.ts';
+import type { Logger } from '../log.ts';
 import type { DispatchClient } from './dispatch-link.ts';
+import { isEndToEnd, sendError } from './http-io.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
 /** The HTTP exchange a job carries. */
@@ -29,7 +29,16 @@ export interface Exchange {
   readonly clsName: string;
 }
 
-export interface LocalRun { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer; cls: string; tree: number; origin: Origin; res: ServerResponse }
+export interface LocalRun {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  cls: string;
+  tree: number;
+  origin: Origin;
+  res: ServerResponse;
+}
 
 export interface IntakeDeps {
   cfg: Config;
@@ -89,7 +98,9 @@ export class Intake {
     this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
     const names = cfg.classes.map((c) => c.name);
-    d.metrics.counterOf('ews_requests_total', 'Client requests at the master, by class and outcome', () => names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])));
+    d.metrics.counterOf('ews_requests_total', 'Client requests at the master, by class and outcome', () =>
+      names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])),
+    );
     d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.core.queued(i)]));
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
     registerQosMetrics(d.metrics, () => this.core.qosState(), names);
@@ -128,14 +139,23 @@ export class Intake {
     let candidates: readonly number[] | undefined | null;
     try {
       const t = deviceTarget(path, method, this.d.cfg.devices);
-      if (t) candidates = this.routeDevice(t.device.attach.map((a) => a.board), method, path, req, res, body, clsName);
+      if (t)
+        candidates = this.routeDevice(
+          t.device.attach.map((a) => a.board),
+          method,
+          path,
+          req,
+          res,
+          body,
+          clsName,
+        );
     } catch (e) {
       sendError(res, e);
       return;
     }
     if (candidates === null) return; // answered from the idempotency record
     const via = req.headers['x-ews-origin'];
-    const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? INTERNAL_ORIGINS[via] ?? 'client' : 'client';
+    const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? (INTERNAL_ORIGINS[via] ?? 'client') : 'client';
     const ex: Exchange = { req, res, body, method, url, origin, clsName };
     const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
     const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
@@ -154,7 +174,13 @@ export class Intake {
     return {
       at: Date.now(),
       qos: this.core.qosState(),
-      classes: this.d.cfg.classes.map((c, i) => ({ name: c.name, queued: this.core.queued(i), served: this.core.count('served', i), shed: this.core.count('shed', i), expired: this.core.count('expired', i) })),
+      classes: this.d.cfg.classes.map((c, i) => ({
+        name: c.name,
+        queued: this.core.queued(i),
+        served: this.core.count('served', i),
+        shed: this.core.count('shed', i),
+        expired: this.core.count('expired', i),
+      })),
     };
   }
 
@@ -167,7 +193,10 @@ export class Intake {
 
   /** Step-down: hand back everything still waiting (the caller passes it to the new master). */
   drain(): Exchange[] {
-    return this.core.drain().map((j) => j.payload).filter((ex) => !ex.res.destroyed && !ex.res.writableEnded);
+    return this.core
+      .drain()
+      .map((j) => j.payload)
+      .filter((ex) => !ex.res.destroyed && !ex.res.writableEnded);
   }
 
   // ---- effects ----
@@ -201,33 +230,37 @@ export class Intake {
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     const { core } = this.d;
-    this.d.link.send({ id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body }, (r) => {
-      const now = this.d.clock.now();
-      if (!r.ok) {
-        this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
-        return this.run(this.core.failed(job, r.delivered, now));
-      }
-      const a = r.answer;
-      core.observeLoad(board, a.load, now);
-      // The board refused the frame without running it (a restart, a newer master): the client
-      // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
-      if (refusedByBoard(a.headers)) return this.run(this.core.failed(job, false, now));
-      if (a.status === 0) {
-        // The board gave up mid-answer.
-        if (!ex.res.destroyed) ex.res.destroy();
-      } else if (!ex.res.destroyed && !ex.res.headersSent) {
-        const h: Record<string, string | string[]> = {};
-        for (let i = 0; i < a.headers.length; i += 2) {
-          const k = a.headers[i]!, v = a.headers[i + 1]!;
-          const had = h[k];
-          h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+    this.d.link.send(
+      { id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
+      (r) => {
+        const now = this.d.clock.now();
+        if (!r.ok) {
+          this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
+          return this.run(this.core.failed(job, r.delivered, now));
         }
-        h['content-length'] = String(a.body.length);
-        ex.res.writeHead(a.status, h);
-        ex.res.end(ex.method === 'HEAD' ? undefined : a.body);
-      }
-      this.run(this.core.finished(job, a.body.length, now));
-    });
+        const a = r.answer;
+        core.observeLoad(board, a.load, now);
+        // The board refused the frame without running it (a restart, a newer master): the client
+        // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
+        if (refusedByBoard(a.headers)) return this.run(this.core.failed(job, false, now));
+        if (a.status === 0) {
+          // The board gave up mid-answer.
+          if (!ex.res.destroyed) ex.res.destroy();
+        } else if (!ex.res.destroyed && !ex.res.headersSent) {
+          const h: Record<string, string | string[]> = {};
+          for (let i = 0; i < a.headers.length; i += 2) {
+            const k = a.headers[i]!,
+              v = a.headers[i + 1]!;
+            const had = h[k];
+            h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+          }
+          h['content-length'] = String(a.body.length);
+          ex.res.writeHead(a.status, h);
+          ex.res.end(ex.method === 'HEAD' ? undefined : a.body);
+        }
+        this.run(this.core.finished(job, a.body.length, now));
+      },
+    );
   }
 
   private clientGone(job: Job<Exchange>): void {
@@ -245,7 +278,13 @@ export class Intake {
     if (r.kind === 'refuse') throw new EwsError(r.code);
     if (r.kind === 'boards') return r.boards;
     const { rec, body: answer } = r;
-    res.writeHead(rec.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(answer), 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[rec.board]!.id, 'x-ews-class': clsName });
+    res.writeHead(rec.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(answer),
+      'idempotent-replayed': 'true',
+      'x-ews-board': this.d.cfg.boards[rec.board]!.id,
+      'x-ews-class': clsName,
+    });
     res.end(answer);
     return null;
   }

@@ -10,7 +10,11 @@ import { endToEndHeaders, relayResponse, sendError } from './http-io.ts';
 export class MasterRelay {
   private readonly agent: http.Agent;
   private readonly request: typeof http.request;
-  constructor(private readonly cfg: Config, private readonly self: BoardConfig, tls: TlsMaterial | undefined) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly self: BoardConfig,
+    tls: TlsMaterial | undefined,
+  ) {
     ({ agent: this.agent, request: this.request } = boardAgent(tls, { keepAlive: true, maxSockets: cfg.limits.connectionsMax, timeout: cfg.limits.keepAliveTimeoutMs }));
   }
 

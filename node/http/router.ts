@@ -3,14 +3,14 @@
 // proper: queued by the master, or passed to the master once by any other board.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
-import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { readBody, sendJson } from './http-io.ts';
-import { nonCanonical } from '../../shared/request-target.ts';
 import type { Registry } from '../../shared/metrics.ts';
+import { nonCanonical } from '../../shared/request-target.ts';
 import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { EventsHub } from '../events-hub.ts';
+import { readBody, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
 import type { MasterRelay } from './master-relay.ts';
 import type { SessionRoutes } from './sessions.ts';
@@ -67,7 +67,7 @@ export class Router {
     if (odd) throw new EwsError('BAD_REQUEST', odd);
     // A page a browser loaded from another name (DNS rebinding) cannot talk to the cluster.
     const host = hostName(req.headers.host);
-    if (host === undefined || !this.hosts.has(host)) throw new EwsError('BAD_REQUEST', 'unknown Host: reach the cluster by a board\'s or the cluster\'s address or a name in cluster.hosts');
+    if (host === undefined || !this.hosts.has(host)) throw new EwsError('BAD_REQUEST', "unknown Host: reach the cluster by a board's or the cluster's address or a name in cluster.hosts");
     for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
     // The UI fails over between boards: the cluster's own origins may call any board.
     const origin = req.headers.origin;
@@ -76,7 +76,11 @@ export class Router {
       res.setHeader('access-control-allow-credentials', 'true');
       res.setHeader('vary', 'Origin');
       if (req.method === 'OPTIONS') {
-        res.writeHead(204, { 'access-control-allow-methods': 'GET, POST', 'access-control-allow-headers': 'content-type, x-csrf-token, idempotency-key, authorization', 'access-control-max-age': '600' });
+        res.writeHead(204, {
+          'access-control-allow-methods': 'GET, POST',
+          'access-control-allow-headers': 'content-type, x-csrf-token, idempotency-key, authorization',
+          'access-control-max-age': '600',
+        });
         res.end();
         return;
       }
@@ -89,7 +93,13 @@ export class Router {
     if (method === 'GET') {
       switch (path) {
         case '/healthz':
-          return sendJson(res, 200, { board: d.self.id, role: core.role === 'master' ? 'master' : 'node', state: core.role, term: core.term, master: core.master >= 0 ? d.cfg.boards[core.master]!.id : null });
+          return sendJson(res, 200, {
+            board: d.self.id,
+            role: core.role === 'master' ? 'master' : 'node',
+            state: core.role,
+            term: core.term,
+            master: core.master >= 0 ? d.cfg.boards[core.master]!.id : null,
+          });
         case '/metrics': {
           await core.refreshMetrics();
           const text = d.metrics.render();

@@ -3,11 +3,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { readBody, sendJson } from './http-io.ts';
 import { type AuthGuard, COOKIE } from '../auth/guard.ts';
 import { NOBODY_HASH, PasswordVerifier } from '../auth/password.ts';
-import type { RevokedSessions } from '../auth/revoked-sessions.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
+import type { RevokedSessions } from '../auth/revoked-sessions.ts';
+import { readBody, sendJson } from './http-io.ts';
 
 export class SessionRoutes {
   private readonly loginByClient = new RateLimiter(10, 10);
@@ -15,7 +15,12 @@ export class SessionRoutes {
   private readonly passwords: PasswordVerifier;
 
   /** `loggedOut`: tell every board a session is revoked, and end its event streams. */
-  constructor(private readonly cfg: Config, private readonly guard: AuthGuard, private readonly revoked: RevokedSessions, private readonly loggedOut: (sid: string, exp: number) => void) {
+  constructor(
+    private readonly cfg: Config,
+    private readonly guard: AuthGuard,
+    private readonly revoked: RevokedSessions,
+    private readonly loggedOut: (sid: string, exp: number) => void,
+  ) {
     this.passwords = new PasswordVerifier(cfg.limits.loginsWaitingMax);
   }
 
@@ -23,7 +28,8 @@ export class SessionRoutes {
     const auth = this.cfg.auth;
     if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site login refused');
     const raw = await readBody(req, 4096);
-    let name = '', password = '';
+    let name = '',
+      password = '';
     try {
       const b = JSON.parse(raw.toString('utf8')) as { name?: unknown; password?: unknown };
       if (typeof b.name === 'string' && typeof b.password === 'string' && b.name.length <= 128 && b.password.length <= 1024) ({ name, password } = b as { name: string; password: string });

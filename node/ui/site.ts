@@ -3,7 +3,7 @@
 // `npm run build` writes them to dist/site/<level>/; a board holds them in memory and serves
 // only names in that map, so no request path can reach the filesystem.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
 import { TREES } from '../../shared/content-levels.ts';
@@ -11,7 +11,11 @@ import { TREES } from '../../shared/content-levels.ts';
 export { TREES };
 export const SITE_BYTES_MAX = 4 * 1024 * 1024;
 
-export interface SiteFile { type: string; body: Buffer; etag: string }
+export interface SiteFile {
+  type: string;
+  body: Buffer;
+  etag: string;
+}
 export type Tree = ReadonlyMap<string, SiteFile>;
 
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };

@@ -1,12 +1,18 @@
 // Real pseudo-terminal pairs from socat, and serial-port wires for simulators.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import type { Wire } from '../../dev/simulators/simulator.ts';
 
-export interface PtyPair { a: string; b: string; proc: ChildProcess; kill(): Promise<void>; restart(): Promise<void> }
+export interface PtyPair {
+  a: string;
+  b: string;
+  proc: ChildProcess;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+}
 
 async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -18,14 +24,17 @@ async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> 
 
 /** Two linked ptys: the driver opens `a`, the device (simulator or pymodbus) opens `b`. */
 export async function ptyPair(dir = mkdtempSync(join(tmpdir(), 'ews-pty-'))): Promise<PtyPair> {
-  const a = join(dir, 'ttyA'), b = join(dir, 'ttyB');
+  const a = join(dir, 'ttyA'),
+    b = join(dir, 'ttyB');
   const start = async () => {
     const proc = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: 'ignore' });
     await until('socat links', () => existsSync(a) && existsSync(b));
     return proc;
   };
   const pair: PtyPair = {
-    a, b, proc: await start(),
+    a,
+    b,
+    proc: await start(),
     async kill() {
       const p = pair.proc;
       if (p.exitCode !== null || p.signalCode !== null) return;

@@ -1,14 +1,15 @@
 // Our Modbus RTU driver against a third-party peer: pymodbus's RTU server on a real pty.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../node/log.ts';
-import type { EwsError } from '../../shared/errors.ts';
+import { after, before, describe, test } from 'node:test';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';
-import { ptyPair, until, type PtyPair } from './pty.ts';
+import { silentLogger } from '../../node/log.ts';
+import { parseConfig } from '../../shared/config.ts';
+import type { EwsError } from '../../shared/errors.ts';
+import { type PtyPair, ptyPair, until } from './pty.ts';
 
 const PY = '/usr/bin/python3'; // Debian's python3 has python3-pymodbus; the one on PATH may not
 const SERVER = resolve(import.meta.dirname, '../peers/pymodbus_server.py');
@@ -22,15 +23,31 @@ describe('Modbus RTU driver against pymodbus', () => {
     py.stdout!.on('data', (d) => (out += d));
     py.stderr!.on('data', (d) => (out += d));
     const cfg = parseConfig({
-      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }],
-      devices: [{
-        id: 'plc', driver: 'modbus-rtu', attach: [{ board: 'b1', port: pty.a }], unitId: 1, timeoutMs: 300, retries: 0,
-        points: { c0: { coil: 0 }, c3: { coil: 3 }, d0: { discrete: 0 }, d1: { discrete: 1 }, h0: { holding: 0 }, speed: { holding: 1, scale: 0.1 }, h2: { holding: 2 }, temp: { input: 0, scale: 0.1 }, neg: { input: 1, signed: true } },
-        actions: { 'c3-on': { write: 'c3', value: true }, 'set-h2': { write: 'h2', from: 'value' } },
-      }, {
-        id: 'beyond', driver: 'modbus-rtu', attach: [{ board: 'b1', port: pty.a }], unitId: 1, timeoutMs: 300, retries: 0,
-        points: { h16: { holding: 16 } },
-      }],
+      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+      boards: [{ id: 'b1', address: '127.0.0.1' }],
+      devices: [
+        {
+          id: 'plc',
+          driver: 'modbus-rtu',
+          attach: [{ board: 'b1', port: pty.a }],
+          unitId: 1,
+          timeoutMs: 300,
+          retries: 0,
+          points: {
+            c0: { coil: 0 },
+            c3: { coil: 3 },
+            d0: { discrete: 0 },
+            d1: { discrete: 1 },
+            h0: { holding: 0 },
+            speed: { holding: 1, scale: 0.1 },
+            h2: { holding: 2 },
+            temp: { input: 0, scale: 0.1 },
+            neg: { input: 1, signed: true },
+          },
+          actions: { 'c3-on': { write: 'c3', value: true }, 'set-h2': { write: 'h2', from: 'value' } },
+        },
+        { id: 'beyond', driver: 'modbus-rtu', attach: [{ board: 'b1', port: pty.a }], unitId: 1, timeoutMs: 300, retries: 0, points: { h16: { holding: 16 } } },
+      ],
     });
     m = new DeviceManager(cfg.devices, 0, openRealPort, silentLogger, { queueMax: 8, backoffMaxMs: 200 });
     m.start();
@@ -65,7 +82,7 @@ describe('Modbus RTU driver against pymodbus', () => {
     assert.equal(r.result.h2, 4321);
   });
 
-  test('an illegal address gets the peer\'s exception 2 as a clear device error', async () => {
+  test("an illegal address gets the peer's exception 2 as a clear device error", async () => {
     await assert.rejects(m.read('beyond', 'control'), (e: EwsError) => e.code === 'DEVICE_ERROR' && e.status === 502 && /exception 2 \(illegal data address\)/.test(e.message));
   });
 });

@@ -1,24 +1,36 @@
 // Drivers through serialport on real ptys (socat) against the simulators, with every fault.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../node/log.ts';
-import { EwsError } from '../../shared/errors.ts';
+import { after, before, describe, test } from 'node:test';
+import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
+import { PumpSimulator } from '../../dev/simulators/pump.ts';
 import { DeviceManager } from '../../node/devices/device-manager.ts';
 import { openRealPort } from '../../node/devices/serial-line.ts';
-import { PumpSimulator } from '../../dev/simulators/pump.ts';
-import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
-import { ptyPair, ptyWire, until, type PtyPair } from './pty.ts';
+import { silentLogger } from '../../node/log.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { type PtyPair, ptyPair, ptyWire, until } from './pty.ts';
 
 const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
 const pumpDevice = (port: string, extra: Record<string, unknown> = {}) => ({
-  id: 'pump1', driver: 'modbus-rtu', attach: [{ board: 'b1', port }], unitId: 1, timeoutMs: 150, retries: 1,
+  id: 'pump1',
+  driver: 'modbus-rtu',
+  attach: [{ board: 'b1', port }],
+  unitId: 1,
+  timeoutMs: 150,
+  retries: 1,
   points: { running: { coil: 0 }, speed: { holding: 1, min: 0, max: 3000, unit: 'rpm' }, temp: { input: 0, scale: 0.1, unit: '°C' }, hot: { discrete: 0 } },
   actions: { start: { write: 'running', value: true }, stop: { write: 'running', value: false }, 'set-speed': { write: 'speed', from: 'value' } },
   ...extra,
 });
 const valveDevice = (port: string) => ({
-  id: 'valve3', driver: 'line', attach: [{ board: 'b1', port }], eol: '\n', ok: '^OK', timeoutMs: 150, retries: 0,
+  id: 'valve3',
+  driver: 'line',
+  attach: [{ board: 'b1', port }],
+  eol: '\n',
+  ok: '^OK',
+  timeoutMs: 150,
+  retries: 0,
   points: { position: { query: 'POS?', parse: '^OK pos=(\\d+)', unit: '%' } },
   actions: { open: { send: 'OPEN' }, close: { send: 'CLOSE' }, set: { send: 'POS {value}', min: 0, max: 100 }, bogus: { send: 'FLY' } },
 });

@@ -1,16 +1,22 @@
 // The demo's simulated ports (serialport's mock binding): devices answer, and can be unplugged.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../shared/config.ts';
-import { silentLogger } from '../../node/log.ts';
-import type { EwsError } from '../../shared/errors.ts';
-import { DeviceManager } from '../../node/devices/device-manager.ts';
-import { simulatedPortFactory } from '../../dev/simulated-ports.ts';
+import { test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
+import { simulatedPortFactory } from '../../dev/simulated-ports.ts';
+import { DeviceManager } from '../../node/devices/device-manager.ts';
+import { silentLogger } from '../../node/log.ts';
+import { parseConfig } from '../../shared/config.ts';
+import type { EwsError } from '../../shared/errors.ts';
 import { until } from './pty.ts';
 
 test('simulated pump, valve and sensor answer; an unplugged one is offline (503) until replugged', async () => {
-  const cfg = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }], devices: demoDevices(['b1']), limits: { serialBackoffMaxMs: 100 } });
+  const cfg = parseConfig({
+    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+    boards: [{ id: 'b1', address: '127.0.0.1' }],
+    devices: demoDevices(['b1']),
+    limits: { serialBackoffMaxMs: 100 },
+  });
   const sim = simulatedPortFactory(cfg.devices, 0);
   const m = new DeviceManager(cfg.devices, 0, sim.factory, silentLogger, { queueMax: 8, backoffMaxMs: 100 });
   m.start();

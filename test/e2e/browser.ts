@@ -1,5 +1,5 @@
 // Debian's Chromium, driven by playwright-core (no browser download).
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 

@@ -1,14 +1,15 @@
 // The web UI in real headless Chromium against a real 3-board cluster.
 // (Browser-side code is passed as strings: this program is typed for Node, not the DOM.)
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { makeCluster, metric, ROOT, waitFor, type TestCluster } from '../integration/harness.ts';
-import { hashPassword } from '../../node/auth/password.ts';
 import { demoDevices } from '../../dev/demo.ts';
+import { hashPassword } from '../../node/auth/password.ts';
+import { makeCluster, metric, ROOT, type TestCluster, waitFor } from '../integration/harness.ts';
 import { CHROMIUM, launch } from './browser.ts';
 
 // `npm run screenshots` writes them into bench/results/ui; `npm test` into a temp dir (the tree stays clean).
@@ -44,10 +45,14 @@ describe('web UI in Chromium', { skip }, () => {
       { name: 'olga', role: 'operator', passwordHash: await hashPassword('operator-pass-1') },
       { name: 'victor', role: 'viewer', passwordHash: await hashPassword('viewer-pass-1') },
     ];
-    c = await makeCluster(3, (cfg) => {
-      cfg.auth = { users };
-      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
-    }, { args: ['--simulate-devices'] });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.auth = { users };
+        cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+      },
+      { args: ['--simulate-devices'] },
+    );
     // Every board up and agreeing (a board still booting refuses connections).
     await waitFor('cluster up', async () => (await Promise.all(c.boards.map(async (b) => ((await (await fetch(`${b.url}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));
     browser = await launch();
@@ -126,7 +131,10 @@ describe('web UI in Chromium', { skip }, () => {
     await page.screenshot({ path: join(SHOTS, 'failover.png'), fullPage: true });
     assert.equal(await metric(c.boards[2]!.url, 'ews_device_actions_total', { device: 'valve3', action: 'open' }), before + 1, 'the valve opened exactly once');
     const rows = await page.locator('#cluster-table tbody tr.down').allTextContents();
-    assert.ok(rows.some((r) => r.startsWith('b1')), 'b1 shown down');
+    assert.ok(
+      rows.some((r) => r.startsWith('b1')),
+      'b1 shown down',
+    );
     assert.deepEqual(errors, []);
     c.cut('b1', false);
   });

@@ -1,9 +1,10 @@
 // Whose address a request is classified by: X-Forwarded-For counts only from a cluster board (the
 // hop that sets it); from anyone else it is ignored, so a client cannot pick its own class.
 // Loopback gives this machine 127.0.0.0/8: a client at 127.0.0.9 is not a board (they are at 127.0.0.1).
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
 import { converged, makeCluster, type TestCluster } from './harness.ts';
 
 const classOf = (url: string, from: string, xff: string) =>

@@ -1,9 +1,10 @@
 // The cluster protocol runs on a thread of its own: a master whose request thread is stuck in a
 // long synchronous task keeps beating (no takeover), and one stuck past requestThreadDeadMs steps
 // down on purpose, then rejoins as a node.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { converged, getJson, makeCluster, metric, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
+import { after, before, describe, test } from 'node:test';
+import { type ClusterJson, converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 describe('the cluster plane', () => {
   let c: TestCluster;
@@ -25,7 +26,7 @@ describe('the cluster plane', () => {
   });
   after(() => c.stop());
 
-  test('a /metrics scrape shows the plane\'s counters as they are at the scrape', async () => {
+  test("a /metrics scrape shows the plane's counters as they are at the scrape", async () => {
     // The plane renders its counters when asked, not on a timer of its own: two scrapes five
     // heartbeats (100 ms) apart see the STATEs heard in between.
     const heard = () => metric(c.boards[1]!.url, 'ews_udp_received_total', { type: 'STATE' });
@@ -35,7 +36,7 @@ describe('the cluster plane', () => {
     assert.ok(second > first, `STATEs heard: ${first} then ${second}`);
   });
 
-  test('the master\'s request thread stalled 500 ms and 1 s (over 8 × Tmax): it stays master, nobody takes over', async () => {
+  test("the master's request thread stalled 500 ms and 1 s (over 8 × Tmax): it stays master, nobody takes over", async () => {
     const before = await view(1);
     assert.equal(before.master, 'b1');
     await block('b1', 500);
@@ -45,7 +46,7 @@ describe('the cluster plane', () => {
     assert.equal(await metric(c.boards[0]!.url, 'ews_request_thread_stalls_total'), 0);
   });
 
-  test('a node\'s request thread stalled 1 s: it stays running in the table', async () => {
+  test("a node's request thread stalled 1 s: it stays running in the table", async () => {
     const before = await view(0);
     await block('b3', 1000);
     const after = await view(0);
@@ -60,5 +61,15 @@ describe('the cluster plane', () => {
     assert.notEqual(v.master, 'b1', 'a board that could not serve handed mastership on');
     assert.equal(v.boards.find((b) => b.id === 'b1')?.role, 'node');
     assert.equal(await metric(c.boards[0]!.url, 'ews_request_thread_stalls_total'), 1);
+    // Its log, from both threads: JSON lines, each naming the board once (a duplicate key used to appear).
+    const lines = (c.logs.get('b1') ?? '').split('\n').filter((l) => l.startsWith('{'));
+    assert.ok(
+      lines.some((l) => l.includes('"thread":"cluster"') && l.includes('stepping down')),
+      'the plane logged its step-down',
+    );
+    for (const l of lines) {
+      assert.equal(JSON.parse(l).board, 'b1');
+      assert.equal(l.match(/"board":/g)?.length, 1, l);
+    }
   });
 });

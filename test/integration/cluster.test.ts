@@ -1,12 +1,13 @@
 // Three real board processes on loopback, talking real UDP and HTTP.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
 import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
-import { randomBytes } from 'node:crypto';
-import { converged, getJson, makeCluster, metric, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
 import { createCodec } from '../../shared/protocol.ts';
+import { type ClusterJson, converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 async function get(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: string }> {
   const r = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
@@ -27,7 +28,14 @@ describe('a 3-board cluster', () => {
     for (const v of views) {
       assert.equal(v.master, 'b1');
       assert.equal(v.term, views[0]!.term);
-      assert.deepEqual(v.boards.map((b) => [b.id, b.runstate, b.role]), [['b1', 1, 'master'], ['b2', 1, 'node'], ['b3', 1, 'node']]);
+      assert.deepEqual(
+        v.boards.map((b) => [b.id, b.runstate, b.role]),
+        [
+          ['b1', 1, 'master'],
+          ['b2', 1, 'node'],
+          ['b3', 1, 'node'],
+        ],
+      );
     }
     const h = await getJson<{ board: string; role: string; master: string }>(`${c.boards[1]!.url}/healthz`);
     assert.deepEqual([h.board, h.role, h.master], ['b2', 'node', 'b1']);
@@ -59,19 +67,33 @@ describe('a 3-board cluster', () => {
   test('the dispatch link refuses a forged frame (connection closed) and a frame addressed to another board (403)', async () => {
     const port = c.boards[1]!.httpPort;
     // One frame out, the first whole frame back (or the board closing the connection without one).
-    const exchange = (frame: Buffer) => new Promise<{ answer?: Buffer }>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => s.write(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
-      const split = new FrameSplitter(1 << 20);
-      s.on('data', (d: Buffer) => {
-        const frames = split.push(d);
-        if (frames !== 'oversized' && frames.length > 0) {
-          s.destroy();
-          resolve({ answer: frames[0] });
-        }
+    const exchange = (frame: Buffer) =>
+      new Promise<{ answer?: Buffer }>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => s.write(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
+        const split = new FrameSplitter(1 << 20);
+        s.on('data', (d: Buffer) => {
+          const frames = split.push(d);
+          if (frames !== 'oversized' && frames.length > 0) {
+            s.destroy();
+            resolve({ answer: frames[0] });
+          }
+        });
+        s.on('close', () => resolve({}));
       });
-      s.on('close', () => resolve({}));
-    });
-    const frame = { id: 99, master: 0, term: 3, target: 1, epoch: 2 ** 48 - 1, cls: 0, tree: 3, origin: 'client' as const, method: 'GET', url: '/cgi-bin/echo?ms=1', headers: [], body: Buffer.alloc(0) };
+    const frame = {
+      id: 99,
+      master: 0,
+      term: 3,
+      target: 1,
+      epoch: 2 ** 48 - 1,
+      cls: 0,
+      tree: 3,
+      origin: 'client' as const,
+      method: 'GET',
+      url: '/cgi-bin/echo?ms=1',
+      headers: [],
+      body: Buffer.alloc(0),
+    };
     const forged = await exchange(new FrameCodec(Buffer.alloc(32, 9), 1 << 16).request(frame));
     assert.equal(forged.answer, undefined, 'no answer to a frame with a wrong tag');
     assert.equal(await metric(c.boards[1]!.url, 'ews_link_dropped_total', { reason: 'auth' }), 1);

@@ -1,8 +1,9 @@
 // The README's first command: `ews demo` comes up, pulls and replugs a board on stdin, quits.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import { freePorts, ROOT } from './harness.ts';
 
 /** A base port with n free ports in a row (the demo numbers its boards' ports consecutively). */
@@ -21,7 +22,10 @@ async function portFree(port: number): Promise<boolean> {
   const net = await import('node:net');
   const dgram = await import('node:dgram');
   const tcp = await new Promise<boolean>((r) => {
-    const s = net.createServer().once('error', () => r(false)).listen(port, '127.0.0.1', () => s.close(() => r(true)));
+    const s = net
+      .createServer()
+      .once('error', () => r(false))
+      .listen(port, '127.0.0.1', () => s.close(() => r(true)));
   });
   const udp = await new Promise<boolean>((r) => {
     const u = dgram.createSocket('udp4').once('error', () => r(false));
@@ -33,7 +37,11 @@ async function portFree(port: number): Promise<boolean> {
 test('ews demo: 3 boards, pull the master, a new master is announced, replug, quit', async () => {
   const http = await consecutiveFree(3);
   const udp = await consecutiveFree(3, http + 3);
-  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/demo.ts')], { cwd: ROOT, env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/demo.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   const waitFor = (re: RegExp, ms = 20_000) =>
     new Promise<void>((resolve, reject) => {

@@ -1,17 +1,18 @@
 // Deployment: the installed package boots on its own (no TypeScript, no tsx, no checkout), the
 // systemd unit is valid and minimal, and the watchdog protocol is spoken.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts, ROOT, waitFor } from './harness.ts';
-import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
+import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { PumpSimulator } from '../../dev/simulators/pump.ts';
+import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
 import { ptyPair, ptyWire } from '../devices/pty.ts';
+import { freePorts, ROOT, waitFor } from './harness.ts';
 
 describe('deploy', () => {
   let root: string;
@@ -20,7 +21,11 @@ describe('deploy', () => {
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'ews-root-'));
     // The example as shipped has a placeholder key: install refuses it, naming the key.
-    const asShipped = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', mkdtempSync(join(tmpdir(), 'ews-root-')), '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    const asShipped = spawnSync(
+      'bash',
+      [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', mkdtempSync(join(tmpdir(), 'ews-root-')), '--node', process.execPath],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
     assert.equal(asShipped.status, 2);
     assert.match(asShipped.stderr, /cluster\.key: is the example's placeholder/);
     example = join(mkdtempSync(join(tmpdir(), 'ews-example-')), 'cluster.json');
@@ -33,7 +38,16 @@ describe('deploy', () => {
   });
 
   test('install lays out the bundle, content trees, runtime packages, config, board id and unit', () => {
-    for (const f of ['opt/ews/ews.js', 'opt/ews/site/3/index.html', 'opt/ews/site/1/app.js', 'opt/ews/node_modules/serialport/package.json', 'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm', 'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64', 'etc/ews/cluster.json', 'etc/systemd/system/ews.service']) {
+    for (const f of [
+      'opt/ews/ews.js',
+      'opt/ews/site/3/index.html',
+      'opt/ews/site/1/app.js',
+      'opt/ews/node_modules/serialport/package.json',
+      'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm',
+      'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64',
+      'etc/ews/cluster.json',
+      'etc/systemd/system/ews.service',
+    ]) {
       assert.ok(existsSync(join(root, f)), f);
     }
     assert.equal(existsSync(join(root, 'opt/ews/node_modules/typescript')), false, 'no dev tools on a board');
@@ -46,7 +60,16 @@ describe('deploy', () => {
 
   test('the unit: restart on failure, watchdog, a dedicated user with dialout, only the capabilities it needs, the board memory flags', () => {
     const unit = readFileSync(join(root, 'etc/systemd/system/ews.service'), 'utf8');
-    for (const line of ['Restart=on-failure', 'Type=notify', 'WatchdogSec=20s', 'User=ews', 'SupplementaryGroups=dialout', 'NoNewPrivileges=yes', 'AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE', 'CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE']) {
+    for (const line of [
+      'Restart=on-failure',
+      'Type=notify',
+      'WatchdogSec=20s',
+      'User=ews',
+      'SupplementaryGroups=dialout',
+      'NoNewPrivileges=yes',
+      'AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE',
+      'CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW CAP_NET_BIND_SERVICE',
+    ]) {
       assert.ok(unit.includes(`\n${line}\n`), line);
     }
     assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as node/node-flags.ts');
@@ -70,16 +93,35 @@ describe('deploy', () => {
       await pty.kill();
     });
     const pump = { ...(demoDevices(['b1']) as Array<Record<string, unknown>>)[0], attach: [{ board: 'b1', port: pty.a }] };
-    writeFileSync(cfgFile, JSON.stringify({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }], devices: [pump], auth: { disabled: true } }));
+    writeFileSync(
+      cfgFile,
+      JSON.stringify({
+        cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+        boards: [{ id: 'b1', address: '127.0.0.1', httpPort: http, udpPort: udp }],
+        devices: [pump],
+        auth: { disabled: true },
+      }),
+    );
     // A stand-in for systemd's notify socket (a unix datagram socket), to hear READY and WATCHDOG.
     const sockPath = join(dir, 'notify.sock');
-    const listener = spawn('/usr/bin/python3', ['-u', '-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('listening',flush=True)\nwhile True: print(s.recv(4096).decode().replace('\\n',' '),flush=True)`, sockPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const listener = spawn(
+      '/usr/bin/python3',
+      [
+        '-u',
+        '-c',
+        `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('listening',flush=True)\nwhile True: print(s.recv(4096).decode().replace('\\n',' '),flush=True)`,
+        sockPath,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     procs.push(listener);
     let heard = '';
     listener.stdout!.on('data', (d) => (heard += d.toString()));
     await waitFor('notify listener', async () => heard.includes('listening'));
     const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1'], {
-      cwd: dir, stdio: 'ignore', env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn' },
+      cwd: dir,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn' },
     });
     procs.push(board);
     const u = `http://127.0.0.1:${http}`;

@@ -1,10 +1,15 @@
 // Device control through a real 3-board cluster (simulated devices on serialport's mock binding).
-import { after, before, describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { converged, getJson, makeCluster, waitFor, type TestCluster } from './harness.ts';
-import { demoDevices } from '../../dev/demo.ts';
 
-interface Answer { status: number; board: string | null; json: Record<string, any> } // any: JSON answers read freely in assertions
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { demoDevices } from '../../dev/demo.ts';
+import { converged, getJson, makeCluster, type TestCluster, waitFor } from './harness.ts';
+
+interface Answer {
+  status: number;
+  board: string | null;
+  json: Record<string, any>;
+} // any: JSON answers read freely in assertions
 async function call(url: string, method = 'GET', body?: unknown): Promise<Answer> {
   const r = await fetch(url, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000) });
   return { status: r.status, board: r.headers.get('x-ews-board'), json: (await r.json()) as Record<string, any> }; // any: see above
@@ -14,19 +19,23 @@ describe('devices through the cluster', () => {
   let c: TestCluster;
   let u: (i: number) => string;
   before(async () => {
-    c = await makeCluster(3, (cfg) => {
-      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
-      // The paper's rule (the master serves its share): a device on the master and one more board
-      // is spread over both. The default, 'forward', keeps the master's CPU for forwarding.
-      Object.assign(cfg.cluster as object, { masterWork: 'share' });
-    }, { args: ['--simulate-devices'] });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+        // The paper's rule (the master serves its share): a device on the master and one more board
+        // is spread over both. The default, 'forward', keeps the master's CPU for forwarding.
+        Object.assign(cfg.cluster as object, { masterWork: 'share' });
+      },
+      { args: ['--simulate-devices'] },
+    );
     u = (i) => c.boards[i]!.url;
     await converged(c);
     await waitFor('devices online', async () => (await getJson<Array<{ online: boolean }>>(`${u(0)}/api/devices`)).every((d) => d.online));
   });
   after(() => c.stop());
 
-  test('control runs only on the device\'s board, from any board; the device changes', async () => {
+  test("control runs only on the device's board, from any board; the device changes", async () => {
     const r = await call(`${u(2)}/cgi-bin/devices/pump1`);
     assert.equal(r.status, 200);
     assert.equal(r.board, 'b2');
@@ -64,13 +73,20 @@ describe('devices through the cluster', () => {
     assert.equal((await call(`${u(1)}/cgi-bin/devices/pump1/start`, 'GET')).status, 405);
   });
 
-  test('/api/devices on a board with no devices shows every device\'s last readings', async () => {
+  test("/api/devices on a board with no devices shows every device's last readings", async () => {
     await call(`${u(0)}/cgi-bin/devices/valve3`);
     const list = await waitFor('readings reach b1', async () => {
       const l = await getJson<Array<{ id: string; boards: string[]; online: boolean; points: Record<string, unknown>; updatedAt: number | null }>>(`${u(0)}/api/devices`);
       return l.every((d) => d.updatedAt !== null) ? l : undefined;
     });
-    assert.deepEqual(list.map((d) => [d.id, d.boards, d.online]), [['pump1', ['b2'], true], ['valve3', ['b3'], true], ['room', ['b1', 'b2'], true]]);
+    assert.deepEqual(
+      list.map((d) => [d.id, d.boards, d.online]),
+      [
+        ['pump1', ['b2'], true],
+        ['valve3', ['b3'], true],
+        ['room', ['b1', 'b2'], true],
+      ],
+    );
     assert.equal(list[0]!.points.speed, 2400);
   });
 });

@@ -1,11 +1,11 @@
 // Real board processes on loopback for integration tests.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { createServer } from 'node:net';
-import dgram from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
@@ -62,11 +62,7 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
-  const config: Record<string, unknown> = {
-    cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 },
-    boards,
-    auth: { disabled: true },
-  };
+  const config: Record<string, unknown> = { cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 }, boards, auth: { disabled: true } };
   overrides(config);
   const dir = mkdtempSync(join(tmpdir(), 'ews-it-'));
   const file = join(dir, 'cluster.json');
@@ -74,11 +70,22 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
   const c: TestCluster = {
-    dir, file, key, config, procs, logs, headers: {}, ca: opts.ca,
+    dir,
+    file,
+    key,
+    config,
+    procs,
+    logs,
+    headers: {},
+    ca: opts.ca,
     boards: boards.map((b) => ({ ...b, url: `${opts.ca ? 'https' : 'http'}://127.0.0.1:${b.httpPort}` })),
     start(id) {
       const argv = opts.bundle ? [...BOARD_NODE_FLAGS, BUNDLE] : ['--import', 'tsx', CLI];
-      const p = spawn(process.execPath, [...argv, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+      const p = spawn(process.execPath, [...argv, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        env: { ...process.env, EWS_LOG_LEVEL: 'warn' },
+      });
       logs.set(id, '');
       const append = (d: Buffer) => logs.set(id, (logs.get(id) ?? '').slice(-20_000) + d.toString());
       p.stdout!.on('data', append);
@@ -126,13 +133,22 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-export interface ClusterJson { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> }
+export interface ClusterJson {
+  cluster: string;
+  master: string | null;
+  term: number;
+  boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }>;
+}
 
 export async function getJson<T>(url: string, headers: Record<string, string> = {}, ca?: Buffer): Promise<T> {
   return JSON.parse((await httpGet(url, { headers, ca })).text) as T;
 }
 
-export interface HttpAnswer { status: number; headers: http.IncomingHttpHeaders; text: string }
+export interface HttpAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
 
 /** One request over HTTP, or HTTPS trusting `ca` (fetch cannot be given a CA without undici). */
 export function httpGet(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer; timeoutMs?: number } = {}): Promise<HttpAnswer> {

@@ -1,11 +1,17 @@
 // Idempotency-Key through a real cluster: replays, conflicts, and a retry across a master failover.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { converged, getJson, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';
+import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
+import { converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 const post = async (url: string, key: string, body?: unknown) => {
-  const r = await fetch(url, { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: r.status, replayed: r.headers.get('idempotent-replayed'), board: r.headers.get('x-ews-board'), text: await r.text() };
 };
 const actions = async (c: TestCluster, ids: string[], device: string) => {
@@ -17,12 +23,23 @@ const actions = async (c: TestCluster, ids: string[], device: string) => {
 describe('Idempotency-Key', () => {
   let c: TestCluster;
   before(async () => {
-    c = await makeCluster(3, (cfg) => {
-      const devs = demoDevices(['b1', 'b2', 'b3']) as Array<Record<string, unknown>>;
-      // A pump reachable from two boards, one of them the master.
-      devs.push({ ...devs[0]!, id: 'pump2', attach: [{ board: 'b1', port: '/dev/ttyUSB1' }, { board: 'b2', port: '/dev/ttyUSB1' }] });
-      cfg.devices = devs;
-    }, { args: ['--simulate-devices'] });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        const devs = demoDevices(['b1', 'b2', 'b3']) as Array<Record<string, unknown>>;
+        // A pump reachable from two boards, one of them the master.
+        devs.push({
+          ...devs[0]!,
+          id: 'pump2',
+          attach: [
+            { board: 'b1', port: '/dev/ttyUSB1' },
+            { board: 'b2', port: '/dev/ttyUSB1' },
+          ],
+        });
+        cfg.devices = devs;
+      },
+      { args: ['--simulate-devices'] },
+    );
     await converged(c);
     await waitFor('devices online', async () => (await getJson<Array<{ online: boolean }>>(`${c.boards[0]!.url}/api/devices`)).every((d) => d.online));
   });

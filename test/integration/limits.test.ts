@@ -1,8 +1,8 @@
 // Limits at the edge: oversized bodies and headers, slow clients; the board stays up.
-import { after, before, describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
 
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
 
 describe('limits', () => {
   let c: TestCluster;

@@ -1,8 +1,9 @@
 // /metrics passes promtool's checks (names with base units, counters typed as counters, label
 // escaping) on a board running the whole QoS pipeline.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
 import { makeCluster, waitFor } from './harness.ts';
 
 test('promtool check metrics is clean with every QoS controller on', async () => {
@@ -25,7 +26,8 @@ test('promtool check metrics is clean with every QoS controller on', async () =>
     assert.equal(r.error, undefined, 'promtool runs (Debian package prometheus)');
     assert.equal(`${r.stdout}${r.stderr}`.trim(), '', 'no promtool findings');
     assert.equal(r.status, 0);
-    for (const name of ['ews_admission_probability', 'ews_quota_slots', 'ews_inflight_requests', 'ews_event_loop_delay_seconds', 'ews_requests_total']) assert.ok(text.includes(`${name}`), `${name} on /metrics`);
+    for (const name of ['ews_admission_probability', 'ews_quota_slots', 'ews_inflight_requests', 'ews_event_loop_delay_seconds', 'ews_requests_total'])
+      assert.ok(text.includes(`${name}`), `${name} on /metrics`);
     assert.ok(!/^ews_qos\{/m.test(text), 'no catch-all ews_qos metric');
   } finally {
     await c.stop();

@@ -1,11 +1,12 @@
 // The MQTT bridge against a real mosquitto: retained state, last will, commands, broker outage.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { freePorts, makeCluster, waitFor, type TestCluster } from './harness.ts';
-import { mosquitto, type Broker } from '../peers/mosquitto.ts';
 import { demoDevices } from '../../dev/demo.ts';
 import { hashPassword } from '../../node/auth/password.ts';
+import { type Broker, mosquitto } from '../peers/mosquitto.ts';
+import { freePorts, makeCluster, type TestCluster, waitFor } from './harness.ts';
 
 const P = 'ews/test';
 
@@ -13,29 +14,38 @@ describe('MQTT bridge', () => {
   let c: TestCluster, broker: Broker, sub: MqttClient;
   let auth: Record<string, string> = {};
   const seen = new Map<string, string>();
-  const got = (topic: string, pred: (v: string) => boolean = () => true, ms = 10_000) => waitFor(`${topic}`, async () => {
-    const v = seen.get(topic);
-    return v !== undefined && pred(v) ? v : undefined;
-  }, ms).catch((e: Error) => {
-    throw new Error(`${e.message}; last message on ${topic}: ${seen.get(topic) ?? 'none'}`);
-  });
+  const got = (topic: string, pred: (v: string) => boolean = () => true, ms = 10_000) =>
+    waitFor(
+      `${topic}`,
+      async () => {
+        const v = seen.get(topic);
+        return v !== undefined && pred(v) ? v : undefined;
+      },
+      ms,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last message on ${topic}: ${seen.get(topic) ?? 'none'}`);
+    });
   before(async () => {
     const [port] = await freePorts(1);
     broker = await mosquitto(port!);
     const passwordHash = await hashPassword('operator-pass-1');
     // Login is on: MQTT commands still go through, as the bridge (the broker decides who may publish).
-    c = await makeCluster(3, (cfg) => {
-      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
-      cfg.mqtt = { url: broker.url, prefix: P };
-      cfg.auth = { users: [{ name: 'op', role: 'operator', passwordHash }] };
-      // The test follows b1 as master until it kills it: under a loaded CI machine, b1 loading the
-      // mqtt library through tsx at boot could stall it past a 300 ms Tmax and hand mastership on.
-      Object.assign(cfg.cluster as object, { tmaxMs: 1200, tthresholdMs: 1200 });
-    }, { args: ['--simulate-devices'] });
-    const { token } = (await waitFor('login', async () => {
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+        cfg.mqtt = { url: broker.url, prefix: P };
+        cfg.auth = { users: [{ name: 'op', role: 'operator', passwordHash }] };
+        // The test follows b1 as master until it kills it: under a loaded CI machine, b1 loading the
+        // mqtt library through tsx at boot could stall it past a 300 ms Tmax and hand mastership on.
+        Object.assign(cfg.cluster as object, { tmaxMs: 1200, tthresholdMs: 1200 });
+      },
+      { args: ['--simulate-devices'] },
+    );
+    const { token } = await waitFor('login', async () => {
       const r = await fetch(`${c.boards[0]!.url}/api/login`, { method: 'POST', body: JSON.stringify({ name: 'op', password: 'operator-pass-1' }) });
       return r.ok ? ((await r.json()) as { token: string }) : undefined;
-    }));
+    });
     auth = { authorization: `Bearer ${token}` };
     // Every board up and agreeing (a board still booting refuses connections).
     await waitFor('cluster up', async () => (await Promise.all(c.boards.map(async (b) => ((await (await fetch(`${b.url}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));

@@ -1,7 +1,8 @@
 // The QoS pipeline in a running cluster: schedulers, admission, content adaptation, quotas.
-import { after, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { converged, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';
+import { after, describe, test } from 'node:test';
+import { converged, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 const get = async (url: string) => {
   const r = await fetch(url, { signal: AbortSignal.timeout(15_000) });
@@ -12,7 +13,7 @@ describe('QoS in a running cluster', () => {
   const clusters: TestCluster[] = [];
   after(() => Promise.all(clusters.map((c) => c.stop())));
 
-  test('weakly-hard scheduling: classes\' µ-patterns and critical functions on /metrics; requests served', async () => {
+  test("weakly-hard scheduling: classes' µ-patterns and critical functions on /metrics; requests served", async () => {
     const c = await makeCluster(2, (cfg) => {
       cfg.qos = { scheduler: 'weakly-hard' };
       cfg.classes = [
@@ -63,10 +64,14 @@ describe('QoS in a running cluster', () => {
     const trees = new Map<string, number>();
     const until = Date.now() + 3000;
     while (Date.now() < until) {
-      const rs = await Promise.all(Array.from({ length: 10 }, (_, i) => fetch(`${base}/`, { headers: { 'x-forwarded-for': `10.9.0.${i}` } }).then(async (r) => {
-        await r.text();
-        return `${r.status}:${r.headers.get('x-ews-tree') ?? '-'}`;
-      })));
+      const rs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          fetch(`${base}/`, { headers: { 'x-forwarded-for': `10.9.0.${i}` } }).then(async (r) => {
+            await r.text();
+            return `${r.status}:${r.headers.get('x-ews-tree') ?? '-'}`;
+          }),
+        ),
+      );
       for (const r of rs) trees.set(r, (trees.get(r) ?? 0) + 1);
       const cgi = await get(`${base}/cgi-bin/echo?ms=0`);
       assert.equal(cgi.status, 200);
@@ -74,7 +79,10 @@ describe('QoS in a running cluster', () => {
     }
     const G = await metric(base, 'ews_adaptation_level');
     assert.ok(G < 3, `G fell to ${G}`);
-    assert.ok([...trees.keys()].some((k) => k === '200:1' || k === '200:2' || k === '503:-'), `pages degraded or refused: ${[...trees.entries()].join(' ')}`);
+    assert.ok(
+      [...trees.keys()].some((k) => k === '200:1' || k === '200:2' || k === '503:-'),
+      `pages degraded or refused: ${[...trees.entries()].join(' ')}`,
+    );
   });
 });
 
@@ -114,7 +122,11 @@ describe('ews calibrate', () => {
     const c = await makeCluster(1);
     try {
       await converged(c);
-      const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'calibrate', '--url', c.boards[0]!.url, '--write', c.file], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, EWS_CALIBRATE_SECONDS: '0.25' } });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), 'calibrate', '--url', c.boards[0]!.url, '--write', c.file], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, EWS_CALIBRATE_SECONDS: '0.25' },
+      });
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /a = .* s per request, b = .* s per byte/);
       const cfg = JSON.parse(readFileSync(c.file, 'utf8')) as { qos: { adaptation: { a: number; b: number } } };

@@ -1,7 +1,8 @@
 // The master's queue with real processes: priority order when full, explicit shedding at the bound.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { converged, getJson, makeCluster, waitFor, type ClusterJson, type TestCluster } from './harness.ts';
+import { after, before, describe, test } from 'node:test';
+import { type ClusterJson, converged, getJson, makeCluster, type TestCluster, waitFor } from './harness.ts';
 
 const busy = async (c: TestCluster, n: number) =>
   waitFor(`${n} boards busy`, async () => (await getJson<ClusterJson>(`${c.boards[0]!.url}/api/cluster`)).boards.filter((b) => b.linknum > 0).length >= n);
@@ -29,11 +30,13 @@ describe('priority queue with one request per board', () => {
     const order: string[] = [];
     const pending: Promise<void>[] = [];
     const send = (name: string, path: string) => {
-      pending.push(fetch(`${base}${path}`).then(async (r) => {
-        assert.equal(r.status, 200);
-        await r.text();
-        order.push(name);
-      }));
+      pending.push(
+        fetch(`${base}${path}`).then(async (r) => {
+          assert.equal(r.status, 200);
+          await r.text();
+          order.push(name);
+        }),
+      );
     };
     // One at a time, each only once the master has queued the previous one: the arrival order is
     // the one the test sends, not a race between sockets.
@@ -49,7 +52,7 @@ describe('priority queue with one request per board', () => {
   });
 });
 
-describe('fifo scheduler (the paper\'s baseline)', () => {
+describe("fifo scheduler (the paper's baseline)", () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(1, (cfg) => {
@@ -66,7 +69,13 @@ describe('fifo scheduler (the paper\'s baseline)', () => {
     await busy(c, 1);
     const order: string[] = [];
     const pending: Promise<void>[] = [];
-    const send = (name: string, path: string) => pending.push(fetch(`${base}${path}`).then(async (r) => { await r.text(); order.push(name); }));
+    const send = (name: string, path: string) =>
+      pending.push(
+        fetch(`${base}${path}`).then(async (r) => {
+          await r.text();
+          order.push(name);
+        }),
+      );
     send('L1', '/echo?ms=10');
     await waitFor('L1 queued', async () => (await (await fetch(`${base}/metrics`)).text()).includes('ews_queue_length{class="browse"} 1'));
     send('H1', '/cgi-bin/echo?ms=10');
@@ -87,7 +96,11 @@ describe('bounded queue', () => {
 
   test('past the bound: 503 with Retry-After and a JSON error, never a silent timeout; the queued ones are served', async () => {
     const base = c.boards[0]!.url;
-    const rs = await Promise.all(Array.from({ length: 10 }, () => fetch(`${base}/cgi-bin/echo?ms=150`, { signal: AbortSignal.timeout(10_000) }).then(async (r) => ({ status: r.status, retry: r.headers.get('retry-after'), body: await r.text() }))));
+    const rs = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(`${base}/cgi-bin/echo?ms=150`, { signal: AbortSignal.timeout(10_000) }).then(async (r) => ({ status: r.status, retry: r.headers.get('retry-after'), body: await r.text() })),
+      ),
+    );
     const ok = rs.filter((r) => r.status === 200);
     const shed = rs.filter((r) => r.status === 503);
     assert.equal(ok.length, 4, 'one running + three queued');

@@ -1,22 +1,30 @@
 // Schedules run on the master through the dispatch path, follow a failover, never run twice.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { converged, makeCluster, metric, waitFor, type TestCluster } from './harness.ts';
+import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
+import { converged, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 describe('schedules', () => {
   let c: TestCluster;
   const runs = (i: number) => metric(c.boards[i]!.url, 'ews_schedule_runs_total', { status: '200' });
   before(async () => {
-    c = await makeCluster(3, (cfg) => {
-      cfg.devices = demoDevices(['b1', 'b2', 'b3']);
-      cfg.schedules = [{ cron: '* * * * * *', device: 'pump1', action: 'read' }, { cron: '* * * * * *', device: 'valve3', action: 'set', value: 40 }];
-    }, { args: ['--simulate-devices'] });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+        cfg.schedules = [
+          { cron: '* * * * * *', device: 'pump1', action: 'read' },
+          { cron: '* * * * * *', device: 'valve3', action: 'set', value: 40 },
+        ];
+      },
+      { args: ['--simulate-devices'] },
+    );
     await converged(c);
   });
   after(() => c.stop());
 
-  test('only the master runs them, through dispatch to the device\'s board', async () => {
+  test("only the master runs them, through dispatch to the device's board", async () => {
     await waitFor('the master ran schedules', async () => (await runs(0)) >= 4, 10_000);
     assert.equal(await runs(1), 0);
     assert.equal(await runs(2), 0);

@@ -2,9 +2,9 @@
 // Exercises VipManager with the real `ip` and `arping` on a veth pair.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { silentLogger } from '../../node/log.ts';
 import { startCommand, VipManager } from '../../node/vip.ts';
 import { Registry } from '../../shared/metrics.ts';
-import { silentLogger } from '../../node/log.ts';
 
 const ip = (...a: string[]) => execFileSync('ip', a, { encoding: 'utf8' });
 const has = (dev: string) => ip('-4', 'addr', 'show', 'dev', dev).includes('10.231.0.100/24');

@@ -1,8 +1,9 @@
 // Documentation checks, run by `npm run lint` (not behaviour: the tests in test/unit and beyond are).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { test } from 'node:test';
 import { ERRORS } from '../../shared/errors.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

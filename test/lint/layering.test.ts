@@ -1,10 +1,11 @@
 // The dependency direction, checked on every import of the runtime: shared/ (pure cores and wire
 // formats) ← master/ (the master role's decisions) ← node/ (the board runtime, all I/O). Nothing
 // in the runtime imports dev/, deploy/, bench/, test/ or hw-test/. Run by `npm run lint`.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RUNTIME = ['shared', 'master', 'node'] as const;
@@ -50,7 +51,9 @@ test('layering: shared ← master ← node; the runtime imports no deploy, bench
 
 test('limits on files: nothing in the runtime over 350 lines, the composition root under 200', () => {
   const lines = (f: string) => readFileSync(f, 'utf8').split('\n').length;
-  const long = RUNTIME.flatMap((top) => files(join(ROOT, top))).map((f) => [relative(ROOT, f), lines(f)] as const).filter(([, n]) => n > 350);
+  const long = RUNTIME.flatMap((top) => files(join(ROOT, top)))
+    .map((f) => [relative(ROOT, f), lines(f)] as const)
+    .filter(([, n]) => n > 350);
   assert.deepEqual(long, []);
   assert.ok(lines(join(ROOT, 'node/board.ts')) <= 200, 'node/board.ts is wiring only');
 });

@@ -1,11 +1,16 @@
 // A real MQTT broker for tests: mosquitto on a loopback port, started and stopped by the test.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface Broker { url: string; port: number; stop(): Promise<void>; start(): Promise<void> }
+export interface Broker {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
 
 export async function mosquitto(port: number): Promise<Broker> {
   const dir = mkdtempSync(join(tmpdir(), 'ews-mqtt-'));
@@ -20,7 +25,10 @@ export async function mosquitto(port: number): Promise<Broker> {
       const end = Date.now() + 5000;
       for (;;) {
         const up = await new Promise<boolean>((r) => {
-          const s = net.connect(port, '127.0.0.1', () => { s.destroy(); r(true); });
+          const s = net.connect(port, '127.0.0.1', () => {
+            s.destroy();
+            r(true);
+          });
           s.on('error', () => r(false));
         });
         if (up) return;

@@ -1,9 +1,10 @@
 // The QoS controllers: equations against hand-computed values, and closed loops against simulated
 // servers (time is just the loop counter: no clocks, no sleeps).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { AdmissionController } from '../../master/qos/admission.ts';
+import { test } from 'node:test';
 import { calibrate, clientPosition, LoadMonitor, treeFor, UtilizationController } from '../../master/qos/adaptation.ts';
+import { AdmissionController } from '../../master/qos/admission.ts';
 import { QuotaController } from '../../master/qos/quota.ts';
 import { rng } from '../sim/simulator.ts';
 
@@ -39,11 +40,12 @@ test('admission: arrivals pass with probability p up to target_in, the rest are 
 
 test('admission closed loop: the queue settles near its target under a steady overload', () => {
   const a = new AdmissionController(1, { targetQueue: [20], q0: 0.6, q1: 0.2, alpha: 0.5, refuseAfterPeriods: 3 }, rng(9));
-  let q = 0, reserve = 0;
+  let q = 0,
+    reserve = 0;
   const service = 80; // per period; 120 offered
   const qs: number[] = [];
   for (let t = 0; t < 60; t++) {
-    for (let i = 0; i < 120; i++) (a.arrive(0, false) === 'admit' ? q++ : reserve++);
+    for (let i = 0; i < 120; i++) a.arrive(0, false) === 'admit' ? q++ : reserve++;
     q = Math.max(0, q - service);
     const up = Math.min(reserve, a.period([q])[0]!);
     reserve -= up;
@@ -84,7 +86,9 @@ test('calibration: a and b by least squares from (Rmax, Wmax) at several sizes',
 });
 
 test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload step', () => {
-  const a = 0.004, b = 0.0000005, M = 3;
+  const a = 0.004,
+    b = 0.0000005,
+    M = 3;
   const size = [0, 1000, 20000, 200000]; // bytes per request at each tree level (0 = refused)
   const c = new UtilizationController(M, 0.85, 0.8);
   const clients = Array.from({ length: 500 }, (_, i) => `c${i}`);
@@ -92,7 +96,8 @@ test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload 
   const trace: number[] = [];
   for (let t = 0; t < 120; t++) {
     const perClient = t < 30 ? 0.15 : 0.45; // requests/s per client: a 3× step at t = 30
-    let R = 0, W = 0;
+    let R = 0,
+      W = 0;
     for (const cl of clients) {
       const level = treeFor(c.G, cl, M);
       if (level === 0) continue;
@@ -109,7 +114,15 @@ test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload 
 });
 
 test('quota: slots move to the class missing its target, from faster or lower classes; low classes slow down first', () => {
-  const q = new QuotaController([{ targetMs: 5, priority: 0 }, { targetMs: 10, priority: 1 }, { targetMs: 15, priority: 2 }], 75, 0.5);
+  const q = new QuotaController(
+    [
+      { targetMs: 5, priority: 0 },
+      { targetMs: 10, priority: 1 },
+      { targetMs: 15, priority: 2 },
+    ],
+    75,
+    0.5,
+  );
   assert.deepEqual(q.quotas, [25, 25, 25]);
   // Class 0 at 10 s (100% over), class 2 at 7.5 s (50% under): 0.5 · 1.0 · 25 = 12.5 → 13 slots from class 2.
   assert.deepEqual(q.period([10, 10, 7.5]), [38, 25, 12]);
@@ -121,7 +134,15 @@ test('quota: slots move to the class missing its target, from faster or lower cl
 });
 
 test('quota closed loop (003): response times move toward their targets', () => {
-  const q = new QuotaController([{ targetMs: 5000, priority: 0 }, { targetMs: 10000, priority: 1 }, { targetMs: 15000, priority: 2 }], 75, 0.3);
+  const q = new QuotaController(
+    [
+      { targetMs: 5000, priority: 0 },
+      { targetMs: 10000, priority: 1 },
+      { targetMs: 15000, priority: 2 },
+    ],
+    75,
+    0.3,
+  );
   // Backlogs 130/90/50 requests of 1 s work: a class with s slots answers in ≈ backlog/s seconds.
   const backlog = [130, 90, 50];
   let r: number[] = [];

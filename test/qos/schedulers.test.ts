@@ -1,13 +1,16 @@
 // The QoS schedulers against hand-computed values.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import type { QueueItem } from '../../master/scheduler.ts';
+import { test } from 'node:test';
 import { DwfsScheduler } from '../../master/qos/dwfs.ts';
 import { FpdScheduler } from '../../master/qos/fpd.ts';
-import { MuPattern, WeaklyHardScheduler } from '../../master/qos/weakly-hard.ts';
 import { proportions, ResponseLog } from '../../master/qos/response-log.ts';
+import { MuPattern, WeaklyHardScheduler } from '../../master/qos/weakly-hard.ts';
+import type { QueueItem } from '../../master/scheduler.ts';
 
-interface Item extends QueueItem { name: string }
+interface Item extends QueueItem {
+  name: string;
+}
 const bounds = (n: number) => Array.from({ length: n }, (_, i) => ({ priority: i, queueMax: 1000, deadlineMs: 1e9 }));
 const limits = { queueBytesMax: 1 << 30, scanMax: 16 };
 const item = (name: string, cls: number, enqueuedMs = 0): Item => ({ name, cls, enqueuedMs, bytes: 0 });
@@ -22,7 +25,10 @@ test('response log: sliding absQoS = Σ of the last k qualities; proportions', (
   assert.equal(+l.absQoS.toFixed(6), 1.666667);
   const m = new ResponseLog(3);
   m.push(1);
-  assert.deepEqual(proportions([l, m]).map((p) => +p.toFixed(4)), [0.625, 0.375]);
+  assert.deepEqual(
+    proportions([l, m]).map((p) => +p.toFixed(4)),
+    [0.625, 0.375],
+  );
   assert.deepEqual(proportions([new ResponseLog(2), new ResponseLog(2)]), [0.5, 0.5]);
   assert.equal(ResponseLog.quality(2, 3), 2 / 3);
 });
@@ -40,8 +46,9 @@ test('DWFS: finish tags F = S + P/Φ; service follows the weights 2:1 under back
   const first9 = Array.from({ length: 9 }, () => s.take(0, all)!.name);
   // Ties (a1 and b0 at F = 1) go to the earlier arrival: b0 was queued before a1.
   assert.deepEqual(first9, ['a0', 'b0', 'a1', 'a2', 'b1', 'a3', 'a4', 'b2', 'a5']);
-  let a = 0, b = 0;
-  for (let i = 0; i < 21; i++) (s.take(0, all)!.name.startsWith('a') ? a++ : b++);
+  let a = 0,
+    b = 0;
+  for (let i = 0; i < 21; i++) s.take(0, all)!.name.startsWith('a') ? a++ : b++;
   assert.deepEqual([a, b], [14, 7]);
 });
 
@@ -49,7 +56,8 @@ test('DWFS: P is learned per class from service times', () => {
   const s = new DwfsScheduler<Item>(bounds(2), limits, { weights: [1, 1], beta: 0, periodMs: 1e9, initialServiceMs: 10 });
   s.completed(item('x', 1), { responseMs: 500, serviceMs: 60, level: 3, levels: 3, deadlineMet: true });
   assert.deepEqual(s.serviceMs, [10, 0.8 * 10 + 0.2 * 60]);
-  const a = item('a', 0), b = item('b', 1);
+  const a = item('a', 0),
+    b = item('b', 1);
   s.enqueue(a);
   s.enqueue(b);
   assert.deepEqual([s.finishTag(a), s.finishTag(b)], [10, 20], 'F = R + P/Φ: the longer class queues behind');
@@ -70,7 +78,8 @@ test('DWFS: virtual time runs at C2/ΣΦ(active); weights grow with queue length
 
 test('FPD: the runnable class furthest below its target share goes first (hand-computed)', () => {
   const s = new FpdScheduler<Item>(bounds(2), limits, [3, 1], 8);
-  const a = item('a', 0), b = item('b', 1);
+  const a = item('a', 0),
+    b = item('b', 1);
   for (let i = 0; i < 6; i++) s.completed(a, outcome(3));
   s.completed(b, outcome(3));
   // proQoS = [6/7, 1/7] = [.857, .143]; targets [.75, .25]: class 1 lags by .107
@@ -85,7 +94,12 @@ test('FPD: the runnable class furthest below its target share goes first (hand-c
 
 test('FPD closed loop: under overload, relative quality settles in proportion to the shares', () => {
   // One request served per tick, one arrival per class per tick, deadline 4 ticks: late ones are dropped (quality 0).
-  const s = new FpdScheduler<Item>(bounds(2).map((b) => ({ ...b, deadlineMs: 4 })), limits, [3, 1], 20);
+  const s = new FpdScheduler<Item>(
+    bounds(2).map((b) => ({ ...b, deadlineMs: 4 })),
+    limits,
+    [3, 1],
+    20,
+  );
   const servedPerClass = [0, 0];
   for (let t = 0; t < 2000; t++) {
     s.enqueue(item(`a${t}`, 0, t));
@@ -121,7 +135,16 @@ test('µ-pattern and critical function for (2,4)', () => {
 });
 
 test('weakly-hard: a class reaching the critical state is promoted above normal-mode classes', () => {
-  const s = new WeaklyHardScheduler<Item>(bounds(2), limits, [{ m: 9, k: 10 }, { m: 2, k: 4 }], [1, 1], 10);
+  const s = new WeaklyHardScheduler<Item>(
+    bounds(2),
+    limits,
+    [
+      { m: 9, k: 10 },
+      { m: 2, k: 4 },
+    ],
+    [1, 1],
+    10,
+  );
   for (let i = 0; i < 10; i++) {
     s.enqueue(item(`hi${i}`, 0));
     s.enqueue(item(`lo${i}`, 1));
@@ -141,8 +164,18 @@ test('weakly-hard: a class reaching the critical state is promoted above normal-
 });
 
 test('weakly-hard normal mode: a class at or above its share drops to 100 − ProQoS', () => {
-  const s = new WeaklyHardScheduler<Item>(bounds(2), limits, [{ m: 0, k: 1 }, { m: 0, k: 1 }], [1, 1], 4);
-  const a = item('a', 0), b = item('b', 1);
+  const s = new WeaklyHardScheduler<Item>(
+    bounds(2),
+    limits,
+    [
+      { m: 0, k: 1 },
+      { m: 0, k: 1 },
+    ],
+    [1, 1],
+    4,
+  );
+  const a = item('a', 0),
+    b = item('b', 1);
   for (let i = 0; i < 3; i++) s.completed(a, outcome(3));
   s.completed(b, outcome(3));
   // proQoS = [0.75, 0.25]: class 0 above its 0.5 share → 100 − 75 = 25; class 1 below → 200 − 1

@@ -1,17 +1,18 @@
 // The attacks a hostile probe tried, each as a test against the built bundle on a 3-board
 // cluster with login on: path spellings, anonymous reads and work, forged and replayed tokens and
 // dispatch frames, CSRF, logouts that must last, login floods, event streams, DNS rebinding.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE, converged, getJson, makeCluster, metric, rawRequest, waitFor, type ClusterJson, type TestCluster } from '../integration/harness.ts';
-import { spawnSync } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
 import { hashPassword } from '../../node/auth/password.ts';
-import { ptyDevices } from './pty-devices.ts';
 import { FrameCodec, FrameSplitter, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
+import { BUNDLE, type ClusterJson, converged, getJson, makeCluster, metric, rawRequest, type TestCluster, waitFor } from '../integration/harness.ts';
+import { ptyDevices } from './pty-devices.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
 const VIEW = { name: 'victor', password: 'viewer-pass-1' };
@@ -60,13 +61,20 @@ describe('security', () => {
     const devices = await ptyDevices();
     cleanups.push(devices.close);
     stateDir = mkdtempSync(join(tmpdir(), 'ews-state-'));
-    c = await makeCluster(3, (cfg) => {
-      cfg.auth = { users };
-      cfg.stateDir = stateDir;
-      cfg.devices = devices.devices;
-      cfg.classes = [{ name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }, { regex: REDOS }] }, { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }] }];
-      cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
-    }, { bundle: true });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.auth = { users };
+        cfg.stateDir = stateDir;
+        cfg.devices = devices.devices;
+        cfg.classes = [
+          { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }, { regex: REDOS }] },
+          { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }] },
+        ];
+        cfg.schedules = [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 10 }];
+      },
+      { bundle: true },
+    );
     u = (i) => c.boards[i]!.url;
     // The harness watches the cluster as a viewer (a session no test logs out).
     c.headers = bearer((await login(VIEW, 0)).json.token);
@@ -89,8 +97,16 @@ describe('security', () => {
     }
   });
 
-  test('without a session: control 401, data 401; health and the UI\'s files are public', async () => {
-    for (const [path, method] of [['/cgi-bin/devices/pump1/start', 'POST'], ['/cgi-bin/devices/pump1', 'GET'], ['/api/devices', 'GET'], ['/api/cluster', 'GET'], ['/api/events', 'GET'], ['/echo?ms=9800', 'GET'], ['/cgi-bin/echo?ms=9800', 'GET']] as const) {
+  test("without a session: control 401, data 401; health and the UI's files are public", async () => {
+    for (const [path, method] of [
+      ['/cgi-bin/devices/pump1/start', 'POST'],
+      ['/cgi-bin/devices/pump1', 'GET'],
+      ['/api/devices', 'GET'],
+      ['/api/cluster', 'GET'],
+      ['/api/events', 'GET'],
+      ['/echo?ms=9800', 'GET'],
+      ['/cgi-bin/echo?ms=9800', 'GET'],
+    ] as const) {
       const r = await fetch(`${u(1)}${path}`, { method });
       assert.equal(r.status, 401, `${method} ${path}`);
       assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'UNAUTHENTICATED');
@@ -162,7 +178,7 @@ describe('security', () => {
     }
   });
 
-  test('CORS: the cluster\'s own origins may call a board; others may not', async () => {
+  test("CORS: the cluster's own origins may call a board; others may not", async () => {
     const pre = await fetch(`${u(0)}/api/devices`, { method: 'OPTIONS', headers: { origin: u(1), 'access-control-request-method': 'POST' } });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), u(1));
@@ -184,7 +200,17 @@ describe('security', () => {
   });
 
   test('path traversal is impossible: every spelling is a 404, the board stays up', async () => {
-    for (const p of ['/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fpackage.json', '/node/cli.ts', '/src/app.js', '/.%2e/README.md', '/index.html/../../x', '/%00index.html', '/\\..\\..\\etc\\passwd']) {
+    for (const p of [
+      '/../../etc/passwd',
+      '/%2e%2e/%2e%2e/etc/passwd',
+      '/..%2f..%2fpackage.json',
+      '/node/cli.ts',
+      '/src/app.js',
+      '/.%2e/README.md',
+      '/index.html/../../x',
+      '/%00index.html',
+      '/\\..\\..\\etc\\passwd',
+    ]) {
       const res = await rawRequest(c.boards[0]!.httpPort, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, { timeoutMs: 5000 });
       assert.match(res, /^HTTP\/1\.1 (404|400)/, p);
       assert.doesNotMatch(res, /root:|"name": "ews"|import /, p);
@@ -207,7 +233,7 @@ describe('security', () => {
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   });
 
-  test('a Host that is not the cluster\'s is refused (DNS rebinding); its own names pass', async () => {
+  test("a Host that is not the cluster's is refused (DNS rebinding); its own names pass", async () => {
     const port = c.boards[0]!.httpPort;
     const ask = (host: string) => rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, { endAfterWrite: true });
     assert.match(await ask('evil.example'), /^HTTP\/1\.1 400 [\s\S]*unknown Host/);
@@ -216,18 +242,19 @@ describe('security', () => {
     assert.match(await ask('localhost'), /^HTTP\/1\.1 200 /);
   });
 
-  test('a stranger who exhausts a user\'s login attempts does not lock the real user out', async () => {
+  test("a stranger who exhausts a user's login attempts does not lock the real user out", async () => {
     const { request } = await import('node:http');
     const port = c.boards[1]!.httpPort;
     // From another local address (127.0.0.2): wrong passwords for the operator until refused.
-    const from2 = (body: string) => new Promise<number>((resolve, reject) => {
-      const q = request({ host: '127.0.0.1', port, path: '/api/login', method: 'POST', localAddress: '127.0.0.2', headers: { 'content-type': 'application/json' } }, (r) => {
-        r.resume();
-        r.on('end', () => resolve(r.statusCode ?? 0));
+    const from2 = (body: string) =>
+      new Promise<number>((resolve, reject) => {
+        const q = request({ host: '127.0.0.1', port, path: '/api/login', method: 'POST', localAddress: '127.0.0.2', headers: { 'content-type': 'application/json' } }, (r) => {
+          r.resume();
+          r.on('end', () => resolve(r.statusCode ?? 0));
+        });
+        q.on('error', reject);
+        q.end(body);
       });
-      q.on('error', reject);
-      q.end(body);
-    });
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push(await from2(JSON.stringify({ name: OP.name, password: 'wrong' })));
     assert.ok(statuses.includes(429), `the stranger is limited: ${statuses.join(' ')}`);
@@ -271,7 +298,11 @@ describe('security', () => {
     const post = (path: string, value: unknown) => fetch(`${u(1)}${path}`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ value }) });
     const before = await metric(u(1), 'ews_device_actions_total', { device: 'pump1', action: 'set-speed' });
     // (1e-7 for a line device is sent as 0.0000001, never in exponent form: test/unit/action-input.test.ts.)
-    for (const [path, value] of [['/cgi-bin/devices/pump1/set-speed', 2400.7], ['/cgi-bin/devices/pump1/set-speed', '2400'], ['/cgi-bin/devices/valve3/set', '50; OPEN']] as const) {
+    for (const [path, value] of [
+      ['/cgi-bin/devices/pump1/set-speed', 2400.7],
+      ['/cgi-bin/devices/pump1/set-speed', '2400'],
+      ['/cgi-bin/devices/valve3/set', '50; OPEN'],
+    ] as const) {
       const r = await post(path, value);
       assert.equal(r.status, 400, `${path} ${value}`);
     }
@@ -282,22 +313,36 @@ describe('security', () => {
   test('a captured dispatch frame is refused (403) by another board and by its own board after a restart', async () => {
     const codec = new FrameCodec(Buffer.from(c.key, 'hex'), 1 << 16);
     /** One frame onto a board's dispatch link; the status of the answer (0: no answer). */
-    const send = (board: number, frame: Buffer) => new Promise<number>((resolve) => {
-      const s = net.connect(c.boards[board]!.httpPort, '127.0.0.1', () => s.write(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
-      const split = new FrameSplitter(1 << 20);
-      s.on('data', (d: Buffer) => {
-        const frames = split.push(d);
-        if (frames === 'oversized' || frames.length === 0) return;
-        s.destroy();
-        const a = codec.decode(frames[0]!);
-        resolve(typeof a !== 'string' && a.type === 'answer' ? a.status : 0);
+    const send = (board: number, frame: Buffer) =>
+      new Promise<number>((resolve) => {
+        const s = net.connect(c.boards[board]!.httpPort, '127.0.0.1', () => s.write(Buffer.concat([Buffer.of(LINK_MAGIC), frame])));
+        const split = new FrameSplitter(1 << 20);
+        s.on('data', (d: Buffer) => {
+          const frames = split.push(d);
+          if (frames === 'oversized' || frames.length === 0) return;
+          s.destroy();
+          const a = codec.decode(frames[0]!);
+          resolve(typeof a !== 'string' && a.type === 'answer' ? a.status : 0);
+        });
+        s.on('close', () => resolve(0));
       });
-      s.on('close', () => resolve(0));
-    });
     const { term } = await getJson<ClusterJson>(`${u(0)}/api/cluster`, c.headers);
     // What the master would send b2 now: its boot epoch is the one b2 announced (and keeps in stateDir).
     const epoch = () => Number(readFileSync(join(stateDir, 'b2.epoch'), 'utf8'));
-    const captured = codec.request({ id: 9_000_001, master: 0, term, target: 1, epoch: epoch(), cls: 0, tree: 3, origin: 'client', method: 'POST', url: '/cgi-bin/devices/pump1/start', headers: [], body: Buffer.alloc(0) });
+    const captured = codec.request({
+      id: 9_000_001,
+      master: 0,
+      term,
+      target: 1,
+      epoch: epoch(),
+      cls: 0,
+      tree: 3,
+      origin: 'client',
+      method: 'POST',
+      url: '/cgi-bin/devices/pump1/start',
+      headers: [],
+      body: Buffer.alloc(0),
+    });
     assert.equal(await send(1, captured), 200, 'the genuine frame runs once');
     assert.equal(await send(1, captured), 403, 'the same frame again is a replay');
     assert.equal(await send(2, captured), 403, 'on another board attached to the same kind of device');
@@ -311,7 +356,8 @@ describe('security', () => {
   });
 
   test('logout lasts: a board that was down learns it on rejoining, and every board keeps it across a restart of the whole cluster', async () => {
-    const t1 = (await login(OP, 0)).json.token, t2 = (await login(OP, 1)).json.token;
+    const t1 = (await login(OP, 0)).json.token,
+      t2 = (await login(OP, 1)).json.token;
     for (const i of [0, 1, 2]) assert.equal(await statusAt(i, '/api/devices', t1), 200);
     await c.kill('b3');
     assert.equal((await fetch(`${u(0)}/api/logout`, { method: 'POST', headers: bearer(t1) })).status, 200);
@@ -338,18 +384,27 @@ describe('security', () => {
     const open = async (i: number, t: string) => fetch(`${u(i)}/api/events`, { headers: bearer(t) });
     const streams = [];
     for (let k = 0; k < 4; k++) streams.push(await open(k < 2 ? 1 : 2, token));
-    assert.deepEqual(streams.map((r) => r.status), [200, 200, 200, 200]);
-    const fifth = await open(1, token), sixth = await open(2, token);
+    assert.deepEqual(
+      streams.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    const fifth = await open(1, token),
+      sixth = await open(2, token);
     assert.deepEqual([fifth.status, sixth.status], [200, 200], 'four per user per board: b2 and b3 have two each');
     const tooMany = [];
     for (let k = 0; k < 3; k++) tooMany.push(await open(1, token));
-    assert.deepEqual(tooMany.map((r) => r.status), [200, 429, 429], 'the fifth on one board is refused');
+    assert.deepEqual(
+      tooMany.map((r) => r.status),
+      [200, 429, 429],
+      'the fifth on one board is refused',
+    );
     const theirs = await open(1, other);
     assert.equal(theirs.status, 200, 'another user still gets a stream');
-    const ended = (r: Response) => (async () => {
-      const reader = r.body!.getReader();
-      for (;;) if ((await reader.read()).done) return true;
-    })();
+    const ended = (r: Response) =>
+      (async () => {
+        const reader = r.body!.getReader();
+        for (;;) if ((await reader.read()).done) return true;
+      })();
     const mine = [...streams, fifth, sixth, tooMany[0]!];
     const endings = mine.map(ended);
     assert.equal((await fetch(`${u(0)}/api/logout`, { method: 'POST', headers: bearer(token) })).status, 200);
@@ -365,19 +420,23 @@ describe('security', () => {
     const port = c.boards[2]!.httpPort;
     const rss0 = rssMb('b3');
     // 12 at once, each from its own local address (so the per-client rate limit does not hide the bound).
-    const one = (k: number) => new Promise<number>((resolve, reject) => {
-      const q = request({ host: '127.0.0.1', port, path: '/api/login', method: 'POST', localAddress: `127.0.1.${k + 1}`, headers: { 'content-type': 'application/json' } }, (r) => {
-        r.resume();
-        r.on('end', () => resolve(r.statusCode ?? 0));
+    const one = (k: number) =>
+      new Promise<number>((resolve, reject) => {
+        const q = request({ host: '127.0.0.1', port, path: '/api/login', method: 'POST', localAddress: `127.0.1.${k + 1}`, headers: { 'content-type': 'application/json' } }, (r) => {
+          r.resume();
+          r.on('end', () => resolve(r.statusCode ?? 0));
+        });
+        q.on('error', reject);
+        q.end(JSON.stringify({ name: `stranger${k}`, password: 'x'.repeat(1000) }));
       });
-      q.on('error', reject);
-      q.end(JSON.stringify({ name: `stranger${k}`, password: 'x'.repeat(1000) }));
-    });
     const statuses = await Promise.all(Array.from({ length: 12 }, (_, k) => one(k)));
     const rss1 = rssMb('b3');
     // One runs and loginsWaitingMax (4) wait; the rest are refused at once (how many depends on
     // how the 12 arrive against the first check, so the bound is asserted, not an exact split).
-    assert.ok(statuses.every((s) => s === 401 || s === 503), statuses.join(' '));
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 503),
+      statuses.join(' '),
+    );
     assert.ok(statuses.includes(503), `the bound engaged: ${statuses.join(' ')}`);
     t.diagnostic(`RSS ${rss0.toFixed(1)} → ${rss1.toFixed(1)} MB; ${statuses.join(' ')}`);
     assert.ok(rss1 - rss0 < 40, `RSS grew ${(rss1 - rss0).toFixed(1)} MB`);

@@ -1,9 +1,10 @@
 // The demo's pump (Modbus RTU, on b2) and valve (a line device, on b3) on real pseudo-terminals,
 // their simulators on the other ends: a bundle-run board drives them through its own serialport.
-import { ptyPair, ptyWire } from '../devices/pty.ts';
+
 import { demoDevices } from '../../dev/demo.ts';
-import { PumpSimulator } from '../../dev/simulators/pump.ts';
 import { ValveSimulator } from '../../dev/simulators/line-devices.ts';
+import { PumpSimulator } from '../../dev/simulators/pump.ts';
+import { ptyPair, ptyWire } from '../devices/pty.ts';
 
 export async function ptyDevices(): Promise<{ devices: Array<Record<string, unknown>>; sims: { pump: PumpSimulator; valve: ValveSimulator }; close(): Promise<void> }> {
   const closers: Array<() => Promise<void>> = [];

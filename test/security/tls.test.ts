@@ -1,17 +1,18 @@
 // HTTPS: with `tls` every board speaks TLS only, boards forward to each other over TLS verifying
 // the peer, sessions get Secure cookies and HSTS, and the UI works in real Chromium over HTTPS.
 // The certificate is made by `ews gen-cert` (openssl) for the cluster's addresses.
-import { after, before, describe, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
-import { BUNDLE, converged, httpGet, makeCluster, rawRequest, type TestCluster } from '../integration/harness.ts';
 import { hashPassword } from '../../node/auth/password.ts';
 import { CHROMIUM, launchWith } from '../e2e/browser.ts';
+import { BUNDLE, converged, httpGet, makeCluster, rawRequest, type TestCluster } from '../integration/harness.ts';
 import { ptyDevices } from './pty-devices.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
@@ -35,15 +36,26 @@ describe('HTTPS', () => {
     const users = [{ name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) }];
     // The certificate for the cluster's addresses (every board is on 127.0.0.1 here).
     const cfgFile = join(certDir, 'for-cert.json');
-    writeFileSync(cfgFile, JSON.stringify({ cluster: { name: 'test', key: randomBytes(32).toString('hex') }, boards: ['b1', 'b2', 'b3'].map((id, i) => ({ id, address: '127.0.0.1', httpPort: 8001 + i, udpPort: 9001 + i })), auth: { disabled: true } }));
+    writeFileSync(
+      cfgFile,
+      JSON.stringify({
+        cluster: { name: 'test', key: randomBytes(32).toString('hex') },
+        boards: ['b1', 'b2', 'b3'].map((id, i) => ({ id, address: '127.0.0.1', httpPort: 8001 + i, udpPort: 9001 + i })),
+        auth: { disabled: true },
+      }),
+    );
     const made = spawnSync(process.execPath, [BUNDLE, 'gen-cert', '--config', cfgFile, '--out', certDir], { encoding: 'utf8' });
     assert.equal(made.status, 0, made.stderr);
     assert.match(made.stdout, /for 127\.0\.0\.1, localhost/);
-    c = await makeCluster(3, (cfg) => {
-      cfg.tls = { certFile: join(certDir, 'cluster-cert.pem'), keyFile: join(certDir, 'cluster-key.pem') };
-      cfg.auth = { users };
-      cfg.devices = devices.devices;
-    }, { bundle: true, ca: readFileSync(join(certDir, 'cluster-cert.pem')) });
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.tls = { certFile: join(certDir, 'cluster-cert.pem'), keyFile: join(certDir, 'cluster-key.pem') };
+        cfg.auth = { users };
+        cfg.devices = devices.devices;
+      },
+      { bundle: true, ca: readFileSync(join(certDir, 'cluster-cert.pem')) },
+    );
     ca = c.ca!;
     c.headers = { authorization: `Bearer ${(await login(0)).token}` };
     await converged(c);
@@ -87,7 +99,7 @@ describe('HTTPS', () => {
     assert.match(String(r.hsts), /max-age=\d+/);
   });
 
-  test('control through a non-master board: relayed to the master and dispatched to the device\'s board, over TLS', async () => {
+  test("control through a non-master board: relayed to the master and dispatched to the device's board, over TLS", async () => {
     const { token } = await login(2);
     const r = await httpGet(`${u(2)}/cgi-bin/devices/pump1/start`, { method: 'POST', ca, headers: { authorization: `Bearer ${token}` }, timeoutMs: 10_000 });
     assert.equal(r.status, 200, r.text);
@@ -99,7 +111,9 @@ describe('HTTPS', () => {
 
   test('the UI in Chromium over HTTPS: log in, press an action, see it run', { skip: skipBrowser }, async () => {
     // Chromium trusts exactly this certificate's key (as a user who accepted the cluster's certificate).
-    const spki = createHash('sha256').update(new X509Certificate(ca).publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
+    const spki = createHash('sha256')
+      .update(new X509Certificate(ca).publicKey.export({ type: 'spki', format: 'der' }))
+      .digest('base64');
     const browser = await launchWith([`--ignore-certificate-errors-spki-list=${spki}`]);
     try {
       const ctx = await browser.newContext({ bypassCSP: true });

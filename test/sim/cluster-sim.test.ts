@@ -1,13 +1,17 @@
 // Thousands of seeded runs of the whole cluster over the pure cores.
 // A failure prints `seed=N`; reproduce with SIM_SEED=N npm test.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { ClusterSim, rng, type SimOptions } from './simulator.ts';
 
 const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
 const SEEDS = Number(process.env.SIM_SEEDS ?? 2000);
 
-interface Outcome { violations: string[]; dispatched: number }
+interface Outcome {
+  violations: string[];
+  dispatched: number;
+}
 
 /** Safety phase with faults, then heal and check liveness and convergence. */
 function runSeed(seed: number): Outcome {

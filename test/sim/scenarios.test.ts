@@ -1,6 +1,7 @@
 // Named failure scenarios over the pure cores, each a readable story with exact expectations.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { ClusterSim, rng } from './simulator.ts';
 
 const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
@@ -110,7 +111,7 @@ test('all but one board dead: the survivor becomes master and serves alone', () 
   assert.equal(core(sim, 2).table.ownCount(2), 1, 'the master serves the request itself');
 });
 
-test('least connection spreads concurrent work evenly and drains back to 0 (the paper\'s rule: the master serves too)', () => {
+test("least connection spreads concurrent work evenly and drains back to 0 (the paper's rule: the master serves too)", () => {
   const sim = cluster(3, 'share');
   for (let k = 0; k < 9; k++) sim.request(300);
   const t = core(sim, 0).table;

@@ -2,13 +2,14 @@
 // (TigerBeetle VOPR style): virtual time, a lossy network, partitions, crashes, and a dispatch
 // workload. Everything that decides is the runtime's own: the cluster core, the master's
 // dispatch core, the UDP codec with its replay guard, and the dispatch-link frames with theirs.
-import { ClusterCore, type CoreConfig, type Ready } from '../../shared/election.ts';
-import { createCodec, type Codec, type Message } from '../../shared/protocol.ts';
-import { ReplayGuard } from '../../shared/replay-guard.ts';
+
+import { DispatchCore, type Effect } from '../../master/dispatch-core.ts';
+import { type Config, parseConfig } from '../../shared/config.ts';
 import { FrameCodec } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
-import { parseConfig, type Config } from '../../shared/config.ts';
-import { DispatchCore, type Effect } from '../../master/dispatch-core.ts';
+import { ClusterCore, type CoreConfig, type Ready } from '../../shared/election.ts';
+import { type Codec, createCodec, type Message } from '../../shared/protocol.ts';
+import { ReplayGuard } from '../../shared/replay-guard.ts';
 
 const KEY = Buffer.from('dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', 'hex');
 
@@ -23,12 +24,20 @@ export function rng(seed: number): () => number {
   };
 }
 
-interface Ev { at: number; seq: number; run: () => void }
+interface Ev {
+  at: number;
+  seq: number;
+  run: () => void;
+}
 
 class Heap {
   private a: Ev[] = [];
-  get size(): number { return this.a.length; }
-  peek(): Ev | undefined { return this.a[0]; }
+  get size(): number {
+    return this.a.length;
+  }
+  peek(): Ev | undefined {
+    return this.a[0];
+  }
   push(e: Ev): void {
     const a = this.a;
     a.push(e);
@@ -46,7 +55,8 @@ class Heap {
     if (a.length > 0 && last) {
       a[0] = last;
       for (let i = 0; ; ) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < a.length && less(a[l]!, a[m]!)) m = l;
         if (r < a.length && less(a[r]!, a[m]!)) m = r;
@@ -72,8 +82,16 @@ export interface SimOptions {
 }
 
 interface Board {
-  core: ClusterCore | undefined; dispatch: DispatchCore<number> | undefined; incarnation: number; group: number; linkUp: boolean; tickAt: number; tickToken: number;
-  udpGuard: ReplayGuard; linkGuard: DispatchReplayGuard; counter: number;
+  core: ClusterCore | undefined;
+  dispatch: DispatchCore<number> | undefined;
+  incarnation: number;
+  group: number;
+  linkUp: boolean;
+  tickAt: number;
+  tickToken: number;
+  udpGuard: ReplayGuard;
+  linkGuard: DispatchReplayGuard;
+  counter: number;
 }
 
 export class ClusterSim {
@@ -96,10 +114,24 @@ export class ClusterSim {
   /** heardAt[m][t]: when board m last received a packet from t */
   private heardAt: number[][];
 
-  constructor(readonly opts: SimOptions, readonly rand: () => number) {
+  constructor(
+    readonly opts: SimOptions,
+    readonly rand: () => number,
+  ) {
     this.loss = opts.loss;
     this.dup = opts.dup;
-    this.boards = Array.from({ length: opts.boards }, () => ({ core: undefined, dispatch: undefined, incarnation: 0, group: 0, linkUp: true, tickAt: -1, tickToken: 0, udpGuard: new ReplayGuard(opts.boards), linkGuard: new DispatchReplayGuard(4096), counter: 0 }));
+    this.boards = Array.from({ length: opts.boards }, () => ({
+      core: undefined,
+      dispatch: undefined,
+      incarnation: 0,
+      group: 0,
+      linkUp: true,
+      tickAt: -1,
+      tickToken: 0,
+      udpGuard: new ReplayGuard(opts.boards),
+      linkGuard: new DispatchReplayGuard(4096),
+      counter: 0,
+    }));
     this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
     this.udp = createCodec({ key: KEY, cluster: 'sim', boards: opts.boards, packetBytesMax: 1400 });
     this.cfg = parseConfig({
@@ -150,7 +182,8 @@ export class ClusterSim {
   }
 
   reachable(a: number, b: number): boolean {
-    const x = this.boards[a]!, y = this.boards[b]!;
+    const x = this.boards[a]!,
+      y = this.boards[b]!;
     return !!x.core && !!y.core && x.linkUp && y.linkUp && x.group === y.group;
   }
 
@@ -220,11 +253,26 @@ export class ClusterSim {
       const t = e.board;
       // Invariant: traffic stops going to a board once it has been silent for Tthreshold (+ a heartbeat of slack).
       if (t !== m && this.now - this.heardAt[m]![t]! > this.opts.timing.tthresholdMs + this.opts.timing.heartbeatMs) {
-        this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms (its table heard it at ${core.table.lastHeard(t)}, runstate ${core.table.runstate(t)}, role ${core.role} term ${core.term})`);
+        this.violations.push(
+          `t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms (its table heard it at ${core.table.lastHeard(t)}, runstate ${core.table.runstate(t)}, role ${core.role} term ${core.term})`,
+        );
       }
       if (core.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${core.table.runstate(t)} board ${t}`);
       this.dispatchedTotal++;
-      const frame = this.frames.request({ id: e.id, master: m, term: core.term, target: t, epoch: this.boards[t]!.incarnation, cls: 0, tree: e.tree, origin: 'client', method: 'GET', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(0) });
+      const frame = this.frames.request({
+        id: e.id,
+        master: m,
+        term: core.term,
+        target: t,
+        epoch: this.boards[t]!.incarnation,
+        cls: 0,
+        tree: e.tree,
+        origin: 'client',
+        method: 'GET',
+        url: '/cgi-bin/echo',
+        headers: [],
+        body: Buffer.alloc(0),
+      });
       const target = this.boards[t]!;
       const tInc = target.incarnation;
       const tCore = target.core!;

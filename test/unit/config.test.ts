@@ -1,15 +1,18 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { test } from 'node:test';
 import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
 
 const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
 const valid = () => ({
   cluster: { name: 'plant-a', key: KEY },
-  boards: [{ id: 'ews1', address: '10.0.0.11' }, { id: 'ews2', address: '10.0.0.12' }],
+  boards: [
+    { id: 'ews1', address: '10.0.0.11' },
+    { id: 'ews2', address: '10.0.0.12' },
+  ],
   auth: { disabled: true },
 });
 const problems = (raw: unknown): string[] => {
@@ -29,7 +32,13 @@ test('a minimal config gets the documented defaults and is frozen', () => {
   assert.equal(c.cluster.broadcast, 'peers');
   assert.equal(c.boards[1]!.httpPort, 80);
   assert.equal(c.boards[1]!.index, 1);
-  assert.deepEqual(c.classes.map((k) => [k.name, k.priority]), [['control', 0], ['browse', 1]]);
+  assert.deepEqual(
+    c.classes.map((k) => [k.name, k.priority]),
+    [
+      ['control', 0],
+      ['browse', 1],
+    ],
+  );
   assert.equal(c.qos.scheduler, 'priority');
   assert.equal(c.limits.queueMax, 1000);
   assert.ok(Object.isFrozen(c.cluster) && Object.isFrozen(c.boards[0]));
@@ -56,7 +65,11 @@ test('every problem is reported as path: problem, all at once', () => {
     '.bogus: unknown key',
     'qos.periodMs: must be between 10 and 600000',
     'cluster.masterWork: must be "forward", "spill" or "share"',
-  ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+  ])
+    assert.ok(
+      p.some((x) => x.includes(want)),
+      `missing "${want}" in\n${p.join('\n')}`,
+    );
 });
 
 test('a limit under its old name is reported with its new name', () => {
@@ -64,7 +77,11 @@ test('a limit under its old name is reported with its new name', () => {
   raw.limits = { maxQueue: 10, maxInFlightPerBoard: 4 };
   raw.classes = [{ name: 'c', match: [{ pathPrefix: '/' }], maxQueue: 5 }];
   const p = problems(raw);
-  for (const want of ['limits.maxQueue: was renamed queueMax', 'limits.maxInFlightPerBoard: was renamed inFlightPerBoardMax', 'classes[0].maxQueue: was renamed queueMax']) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+  for (const want of ['limits.maxQueue: was renamed queueMax', 'limits.maxInFlightPerBoard: was renamed inFlightPerBoardMax', 'classes[0].maxQueue: was renamed queueMax'])
+    assert.ok(
+      p.some((x) => x.includes(want)),
+      `missing "${want}" in\n${p.join('\n')}`,
+    );
 });
 
 test('missing key, bad broadcast, bad vip, bad class rules, bad scheduler', () => {
@@ -72,10 +89,22 @@ test('missing key, bad broadcast, bad vip, bad class rules, bad scheduler', () =
   delete raw.cluster.key;
   raw.cluster.broadcast = 'everyone';
   raw.cluster.vip = { address: '10.0.0.100', interface: 'eth0' };
-  raw.classes = [{ name: 'c', match: [{ regex: '(' }] }, { name: 'c', match: [{}] }];
+  raw.classes = [
+    { name: 'c', match: [{ regex: '(' }] },
+    { name: 'c', match: [{}] },
+  ];
   raw.qos = { scheduler: 'lottery' };
   const p = problems(raw).join('\n');
-  for (const want of ['cluster.key: is required', 'cluster.broadcast:', 'cluster.vip.address:', 'classes[0].match[0].regex:', 'classes[1].name: duplicate', 'classes[1].match[0]: needs', 'qos.scheduler:']) assert.ok(p.includes(want), `missing ${want} in\n${p}`);
+  for (const want of [
+    'cluster.key: is required',
+    'cluster.broadcast:',
+    'cluster.vip.address:',
+    'classes[0].match[0].regex:',
+    'classes[1].name: duplicate',
+    'classes[1].match[0]: needs',
+    'qos.scheduler:',
+  ])
+    assert.ok(p.includes(want), `missing ${want} in\n${p}`);
 });
 
 test('start refuses a config without an auth section; auth.disabled must be explicit', () => {
@@ -135,14 +164,27 @@ test('relations between limits are checked at load, naming the key', () => {
     'limits.udpPacketBytesMax: must be at least 461 so an idempotency record fits one packet',
     'limits.queueBytesMax: must be at least bodyBytesMax',
     'limits.forwardReplayWindow: must be at least 2 × inFlightPerBoardMax × boards',
-  ]) assert.ok(p.some((x) => x.includes(want)), `missing "${want}" in\n${p.join('\n')}`);
+  ])
+    assert.ok(
+      p.some((x) => x.includes(want)),
+      `missing "${want}" in\n${p.join('\n')}`,
+    );
 });
 
 test('class regexes run in linear time: the catastrophic pattern is harmless, a backreference is refused', () => {
   const raw = valid() as Record<string, any>;
-  raw.classes = [{ name: 'c', match: [{ regex: '^/(a+)+$' }] }, { name: 'd', match: [{ regex: '^/(x)\\1' }] }];
-  assert.deepEqual(problems(raw).filter((p) => p.startsWith('classes')), ['classes[1].match[0].regex: cannot run in linear time (backreferences and lookarounds are refused)']);
-  raw.classes = [{ name: 'c', match: [{ regex: '^/(a+)+$' }] }, { name: 'd', match: [{ pathPrefix: '/' }] }];
+  raw.classes = [
+    { name: 'c', match: [{ regex: '^/(a+)+$' }] },
+    { name: 'd', match: [{ regex: '^/(x)\\1' }] },
+  ];
+  assert.deepEqual(
+    problems(raw).filter((p) => p.startsWith('classes')),
+    ['classes[1].match[0].regex: cannot run in linear time (backreferences and lookarounds are refused)'],
+  );
+  raw.classes = [
+    { name: 'c', match: [{ regex: '^/(a+)+$' }] },
+    { name: 'd', match: [{ pathPrefix: '/' }] },
+  ];
   const re = parseConfig(raw).classes[0]!.match[0]!.regex!;
   assert.ok(re.flags.includes('l'), 'compiled for the linear-time engine');
   // On the backtracking engine this input would not finish in any test's lifetime.
@@ -168,7 +210,8 @@ test('cluster.key: low-entropy, published and placeholder keys are refused; a ge
 });
 
 test('auth.users[].passwordHash: scrypt cost parameters out of bounds are refused, naming the user', () => {
-  const salt = 'c2FsdHNhbHRzYWx0c2FsdA', key = 'a'.repeat(43);
+  const salt = 'c2FsdHNhbHRzYWx0c2FsdA',
+    key = 'a'.repeat(43);
   const withHash = (h: string) => problems({ ...valid(), auth: { users: [{ name: 'olga', role: 'operator', passwordHash: h }] } }).join('\n');
   assert.equal(withHash(`scrypt$16384$8$1$${salt}$${key}`), '');
   assert.match(withHash(`scrypt$1024$8$1$${salt}$${key}`), /auth\.users\[0\]\.passwordHash: scrypt N must be a power of two from 16384/);

@@ -1,15 +1,19 @@
 // The master's dispatch core on its own: no sockets, no timers; time is an argument.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DispatchCore, type Effect, type JobInfo, SPILL_BELOW } from '../../master/dispatch-core.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { StateTable } from '../../shared/state-table.ts';
-import { DispatchCore, SPILL_BELOW, type Effect, type JobInfo } from '../../master/dispatch-core.ts';
 
 function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'share', qos?: Record<string, unknown>) {
   const cfg = parseConfig({
     cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, masterWork },
     boards: Array.from({ length: boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
-    classes: [{ name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] }, { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] }],
+    classes: [
+      { name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] },
+      { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
+    ],
     limits: { inFlightPerBoardMax: 2, dispatchAttemptsMax: 2, requestTimeoutMs: 3000, ...limits },
     auth: { disabled: true },
     ...(qos ? { qos } : {}),
@@ -32,7 +36,10 @@ test('least-connected board in ring order; at capacity a job waits, and a comple
   }
   assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@2', 'r3@0', 'r4@1', 'r5@2'], 'two per board, spread evenly');
   assert.equal(core.queued(), 1);
-  assert.deepEqual([0, 1, 2].map((i) => table.linknum(i)), [2, 2, 2]);
+  assert.deepEqual(
+    [0, 1, 2].map((i) => table.linknum(i)),
+    [2, 2, 2],
+  );
   const first = core.submit('x', info(), 0).job; // queued behind r6
   assert.equal(first.state, 'queued');
   // r1 on board 1 answers: the oldest waiting job takes its slot.
@@ -78,7 +85,10 @@ test('a device request goes only to its boards; with none of them running it wai
   table.setRunstate(2, -1);
   const job = core.submit('dev', info({ candidates: [2] }), 0).job;
   assert.equal(job.state, 'queued');
-  assert.deepEqual(core.tick(999).map((e) => e.kind), []);
+  assert.deepEqual(
+    core.tick(999).map((e) => e.kind),
+    [],
+  );
   const e = core.tick(1000);
   assert.equal(e.length, 1);
   assert.equal(e[0]!.kind === 'refuse' && e[0]!.code, 'QUEUE_TIMEOUT');
@@ -100,7 +110,10 @@ test('deadline prediction: a job that can no longer finish in time is refused at
   core.submit('c', info(), 0);
   // The class's service time is learned from a slow answer (900 ms); c has waited 900 ms already.
   const e = core.finished(a, 0, 900);
-  assert.deepEqual(e.map((x) => (x.kind === 'refuse' ? x.code : x.kind)), ['QUEUE_TIMEOUT']);
+  assert.deepEqual(
+    e.map((x) => (x.kind === 'refuse' ? x.code : x.kind)),
+    ['QUEUE_TIMEOUT'],
+  );
   assert.equal(core.count('expired', 0), 1);
 });
 
@@ -167,7 +180,10 @@ test('OVERLOADED: content adaptation at its lowest level sheds pages, never devi
   }
   assert.equal(core.qosState().G, 0, 'the content level reached 0');
   const page = core.submit('page', info({ cls: 1, page: true }), t);
-  assert.deepEqual(page.effects.map((e) => (e.kind === 'refuse' ? e.code : e.kind)), ['OVERLOADED']);
+  assert.deepEqual(
+    page.effects.map((e) => (e.kind === 'refuse' ? e.code : e.kind)),
+    ['OVERLOADED'],
+  );
   const control = core.submit('cmd', info({ cls: 0 }), t);
   assert.equal(dispatches(control.effects).length, 1, 'device control is never adapted away');
 });
@@ -175,9 +191,21 @@ test('OVERLOADED: content adaptation at its lowest level sheds pages, never devi
 test('step-down hand-off: drain returns every waiting job in arrival order (the new master classifies them again) and leaves nothing behind', () => {
   const { core } = setup({ inFlightPerBoardMax: 1 }, 1);
   core.submit('busy', info(), 0);
-  for (const [name, cls] of [['p1', 1], ['c1', 0], ['p2', 1], ['c2', 0]] as const) core.submit(name, info({ cls }), 1);
+  for (const [name, cls] of [
+    ['p1', 1],
+    ['c1', 0],
+    ['p2', 1],
+    ['c2', 0],
+  ] as const)
+    core.submit(name, info({ cls }), 1);
   const drained = core.drain();
-  assert.deepEqual(drained.map((j) => j.payload), ['p1', 'c1', 'p2', 'c2']);
-  assert.ok(drained.every((j) => j.state === 'done'), 'a drained job is no longer the core\'s');
+  assert.deepEqual(
+    drained.map((j) => j.payload),
+    ['p1', 'c1', 'p2', 'c2'],
+  );
+  assert.ok(
+    drained.every((j) => j.state === 'done'),
+    "a drained job is no longer the core's",
+  );
   assert.equal(core.queued(), 0);
 });

@@ -1,12 +1,26 @@
 // The dispatch link's frames: every field survives, nothing can be altered unnoticed, a stream
 // splits into frames at any chunk boundary, and the size bound holds.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { FrameCodec, FrameSplitter, TAG_BYTES } from '../../shared/dispatch-frame.ts';
 
 const key = Buffer.alloc(32, 5);
 const codec = new FrameCodec(key, 4096);
-const req = { id: 42, master: 0, term: 9, target: 2, epoch: 1_796_036_716_449, cls: 1, tree: 2, origin: 'schedule' as const, method: 'POST', url: '/cgi-bin/devices/pump1/read?x=1', headers: ['idempotency-key', 'k1', 'cookie', 'a=b'], body: Buffer.from('{"value":1}') };
+const req = {
+  id: 42,
+  master: 0,
+  term: 9,
+  target: 2,
+  epoch: 1_796_036_716_449,
+  cls: 1,
+  tree: 2,
+  origin: 'schedule' as const,
+  method: 'POST',
+  url: '/cgi-bin/devices/pump1/read?x=1',
+  headers: ['idempotency-key', 'k1', 'cookie', 'a=b'],
+  body: Buffer.from('{"value":1}'),
+};
 
 test('a request frame round-trips every field, a scheduled origin included (it keeps its low priority on the device board)', () => {
   const f = codec.decode(codec.request(req));
@@ -30,11 +44,17 @@ test('any altered byte, or another key, fails the tag', () => {
 });
 
 test('the splitter finds frames at any chunk boundary and refuses one over the bound', () => {
-  const a = codec.request(req), b = codec.cancel(7), stream = Buffer.concat([a, b]);
+  const a = codec.request(req),
+    b = codec.cancel(7),
+    stream = Buffer.concat([a, b]);
   for (let cut = 1; cut < stream.length; cut += 7) {
     const s = new FrameSplitter(4096);
     const got = [...(s.push(stream.subarray(0, cut)) as Buffer[]), ...(s.push(stream.subarray(cut)) as Buffer[])];
-    assert.deepEqual(got.map((f) => f.length), [a.length, b.length], `cut at ${cut}`);
+    assert.deepEqual(
+      got.map((f) => f.length),
+      [a.length, b.length],
+      `cut at ${cut}`,
+    );
   }
   const big = Buffer.alloc(8);
   big.writeUInt32BE(5000, 0);

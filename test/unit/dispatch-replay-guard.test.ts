@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 
 const d = { master: 0, term: 3, id: 17 };

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClusterCore, nextTerm, ringDistance, support, type Ready } from '../../shared/election.ts';
+import { test } from 'node:test';
+import { ClusterCore, nextTerm, type Ready, ringDistance, support } from '../../shared/election.ts';
 import type { Message } from '../../shared/protocol.ts';
 
 const cfg = (self: number, boards = 3) => ({ self, boards, heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 });
@@ -14,12 +14,13 @@ test('terms: each board claims only its own residue, so no two boards ever claim
   assert.equal(nextTerm(4, 1, 3), 7);
   assert.equal(nextTerm(9, 0, 1), 10);
   const seen = new Map<number, number>();
-  for (let cur = 0; cur < 50; cur++) for (let b = 0; b < 5; b++) {
-    const t = nextTerm(cur, b, 5);
-    assert.ok(t > cur);
-    assert.equal(seen.get(t) ?? b, b);
-    seen.set(t, b);
-  }
+  for (let cur = 0; cur < 50; cur++)
+    for (let b = 0; b < 5; b++) {
+      const t = nextTerm(cur, b, 5);
+      assert.ok(t > cur);
+      assert.equal(seen.get(t) ?? b, b);
+      seen.set(t, b);
+    }
   assert.equal(ringDistance(2, 0, 3), 1);
   assert.equal(ringDistance(0, 2, 3), 2);
 });
@@ -30,7 +31,10 @@ test('board 0 starts as master and broadcasts at once; others JOIN', () => {
   assert.equal(m.role, 'master');
   assert.equal(states(r).length, 1);
   const n = new ClusterCore(cfg(1), 0);
-  assert.deepEqual(n.start(0).send.map((o) => o.msg.type), ['JOIN']);
+  assert.deepEqual(
+    n.start(0).send.map((o) => o.msg.type),
+    ['JOIN'],
+  );
   assert.equal(n.role, 'joining');
 });
 
@@ -93,10 +97,15 @@ test('a board silent for Tthreshold becomes -1; only a JOIN brings it back', () 
 test('takeover is staggered by ring distance: the adjacent board first', () => {
   const m = new ClusterCore(cfg(0), 0);
   const s = m.start(0).send[0]!.msg;
-  const b1 = new ClusterCore(cfg(1), 0), b2 = new ClusterCore(cfg(2), 0);
+  const b1 = new ClusterCore(cfg(1), 0),
+    b2 = new ClusterCore(cfg(2), 0);
   b1.receive(s, 0);
   b2.receive(s, 0);
-  assert.deepEqual(b1.tick(0).send.map((o) => [o.msg.type, o.to]), [['REPORT', 0]], 'keep-alive to the master');
+  assert.deepEqual(
+    b1.tick(0).send.map((o) => [o.msg.type, o.to]),
+    [['REPORT', 0]],
+    'keep-alive to the master',
+  );
   b1.tick(500);
   b2.tick(500);
   assert.equal(b1.role, 'node', 'not before Tmax has passed');
@@ -111,9 +120,15 @@ test('takeover is staggered by ring distance: the adjacent board first', () => {
 test('a node answers a STATE that does not count it as running with a JOIN, and reports to a new master at once', () => {
   const n = new ClusterCore(cfg(1), 0);
   const r = n.receive({ type: 'STATE', sender: 0, term: 3, body: { master: 0, linknum: [0, 0, 0], runstate: [1, 0, 1] } }, 1000);
-  assert.deepEqual(r.send.map((o) => o.msg.type), ['JOIN']);
+  assert.deepEqual(
+    r.send.map((o) => o.msg.type),
+    ['JOIN'],
+  );
   const r2 = n.receive({ type: 'STATE', sender: 2, term: 5, body: { master: 2, linknum: [0, 0, 0], runstate: [-1, 1, 1] } }, 1050);
-  assert.deepEqual(r2.send.map((o) => [o.msg.type, o.to]), [['REPORT', 2]]);
+  assert.deepEqual(
+    r2.send.map((o) => [o.msg.type, o.to]),
+    [['REPORT', 2]],
+  );
   assert.equal(n.master, 2);
 });
 

@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { ERRORS, EwsError, errorResponse } from '../../shared/errors.ts';
 
 test('errors become one JSON shape ({error: {code, message}}); 503s carry Retry-After; unknown errors are 500 without internals', () => {

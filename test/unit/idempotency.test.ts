@@ -1,6 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdempotencyStore, idemWire, parseIdem, requestHash, type IdemRecord } from '../../shared/idempotency-store.ts';
+import { test } from 'node:test';
+import { IdempotencyStore, type IdemRecord, idemWire, parseIdem, requestHash } from '../../shared/idempotency-store.ts';
 
 const rec = (key: string, state: 'pending' | 'done', extra: Partial<IdemRecord> = {}): IdemRecord => ({ key, hash: 'h1', state, board: 1, status: 200, body: '{"ok":true}', atMs: 0, ...extra });
 
@@ -39,7 +39,12 @@ test('wire form round-trips; large answers travel without their body; bad record
 test('executor: one run per key; a concurrent retry waits for it; failures before the device are not recorded', async () => {
   const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
   const sent: IdemRecord[] = [];
-  const ex = new IdempotentExecutor(new IdempotencyStore(10, 60_000), 0, () => 0, (r) => sent.push(r));
+  const ex = new IdempotentExecutor(
+    new IdempotencyStore(10, 60_000),
+    0,
+    () => 0,
+    (r) => sent.push(r),
+  );
   let runs = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
@@ -54,7 +59,10 @@ test('executor: one run per key; a concurrent retry waits for it; failures befor
   const [ra, rb] = await Promise.all([a, b]);
   assert.equal(runs, 1);
   assert.deepEqual([ra.replayed, rb.replayed, rb.body], [false, true, '{"ok":true}']);
-  assert.deepEqual(sent.map((r) => r.state), ['pending', 'done']);
+  assert.deepEqual(
+    sent.map((r) => r.state),
+    ['pending', 'done'],
+  );
   await assert.rejects(ex.run('k', 'other', exec), /IDEMPOTENCY_CONFLICT|another body/);
   const offline = await ex.run('k2', 'h', async () => ({ status: 503, body: '{}' }));
   assert.equal(offline.status, 503);
@@ -65,12 +73,20 @@ test('executor: a key pending on another board is IDEMPOTENCY_PENDING here, neve
   const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
   const store = new IdempotencyStore(10, 60_000);
   store.put(rec('k', 'pending', { board: 2, body: undefined, status: 202 }), 0);
-  const ex = new IdempotentExecutor(store, 0, () => 0, () => {});
+  const ex = new IdempotentExecutor(
+    store,
+    0,
+    () => 0,
+    () => {},
+  );
   let runs = 0;
-  await assert.rejects(ex.run('k', 'h1', async () => {
-    runs++;
-    return { status: 200, body: '{}' };
-  }), (e: { code?: string }) => e.code === 'IDEMPOTENCY_PENDING');
+  await assert.rejects(
+    ex.run('k', 'h1', async () => {
+      runs++;
+      return { status: 200, body: '{}' };
+    }),
+    (e: { code?: string }) => e.code === 'IDEMPOTENCY_PENDING',
+  );
   assert.equal(runs, 0);
 });
 
@@ -86,7 +102,11 @@ test('key routing at the master: replay from the record, else the board that hol
   const big = rec('k', 'done', { board: 2, body: undefined });
   assert.deepEqual(keyRoute({ kind: 'done', rec: big }, attach, running), { kind: 'boards', boards: [2] }, 'an answer too large to replicate is replayed by its board');
   up.delete(2);
-  assert.deepEqual(keyRoute({ kind: 'pending', board: 2 }, attach, running), { kind: 'boards', boards: [1, 2] }, 'its board down: any attached board (which answers IDEMPOTENCY_PENDING from the record)');
+  assert.deepEqual(
+    keyRoute({ kind: 'pending', board: 2 }, attach, running),
+    { kind: 'boards', boards: [1, 2] },
+    'its board down: any attached board (which answers IDEMPOTENCY_PENDING from the record)',
+  );
   assert.deepEqual(keyRoute({ kind: 'conflict' }, attach, running), { kind: 'refuse', code: 'IDEMPOTENCY_CONFLICT' });
   assert.deepEqual(keyRoute({ kind: 'unknown', board: 2 }, attach, running), { kind: 'refuse', code: 'IDEMPOTENCY_UNKNOWN' });
 });

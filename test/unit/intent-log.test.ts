@@ -1,14 +1,15 @@
 // The intent log: a command's start is on disk before the device is touched; a start with no
 // outcome after a restart makes the key IDEMPOTENCY_UNKNOWN, never a second run.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IntentLog, openIntentLog } from '../../node/intent-log.ts';
+import { test } from 'node:test';
 import { IdempotentExecutor } from '../../node/idempotent-exec.ts';
-import { IdempotencyStore, parseIdem, idemWire, type IdemRecord } from '../../shared/idempotency-store.ts';
+import { IntentLog, openIntentLog } from '../../node/intent-log.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { IdempotencyStore, type IdemRecord, idemWire, parseIdem } from '../../shared/idempotency-store.ts';
 
 const fresh = () => join(mkdtempSync(join(tmpdir(), 'ews-intents-')), 'b1.intents.log');
 
@@ -71,17 +72,24 @@ test('killed between the device and the outcome: after the restart the key is ID
   await log1.started('flush', 'h'); // the log is one queue: the outcome before it is on disk too
 
   const restarted = new IdempotentExecutor(new IdempotencyStore(100, 60_000), 2, Date.now, (rec) => sent.push(rec), new IntentLog(file, 100, 60_000));
-  await assert.rejects(restarted.run('cmd-1', 'h', async () => {
-    runs++;
-    return { status: 200, body: '{}' };
-  }), (e: unknown) => e instanceof EwsError && e.code === 'IDEMPOTENCY_UNKNOWN');
+  await assert.rejects(
+    restarted.run('cmd-1', 'h', async () => {
+      runs++;
+      return { status: 200, body: '{}' };
+    }),
+    (e: unknown) => e instanceof EwsError && e.code === 'IDEMPOTENCY_UNKNOWN',
+  );
   assert.equal(runs, 1, 'never a second run');
   const replay = await restarted.run('cmd-2', 'h', async () => ({ status: 500, body: 'must not run' }));
   assert.deepEqual([replay.replayed, replay.body], [true, '{"done":2}']);
   // Once on the network it tells the others, who answer the key the same way.
   restarted.announceRecovered();
   assert.equal(sent.find((r) => r.key === 'cmd-1')?.state, 'unknown');
-  assert.equal(sent.some((r) => r.key === 'cmd-2'), false, 'finished keys are not announced as unknown');
+  assert.equal(
+    sent.some((r) => r.key === 'cmd-2'),
+    false,
+    'finished keys are not announced as unknown',
+  );
   const peer = new IdempotencyStore(100, 60_000);
   const unknown = sent.find((r) => r.key === 'cmd-1')!;
   peer.put(parseIdem(idemWire(unknown, 0), 3)!, 0);

@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { Registry, SERIES_MAX } from '../../shared/metrics.ts';
 
 test('label values are escaped (backslash, quote, newline), not replaced', () => {

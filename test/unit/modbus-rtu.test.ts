@@ -1,7 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crc16, encodeReply, encodeRequest, parseReply, parseRequest, planReads } from '../../node/devices/modbus-rtu.ts';
+import { test } from 'node:test';
 import { LineSplitter } from '../../node/devices/line-splitter.ts';
+import { crc16, encodeReply, encodeRequest, parseReply, parseRequest, planReads } from '../../node/devices/modbus-rtu.ts';
 
 test('CRC-16/Modbus of the textbook frame 01 03 00 00 00 0A is C5CD (sent CD C5)', () => {
   assert.equal(crc16(Buffer.from([1, 3, 0, 0, 0, 10])), 0xcdc5);
@@ -49,12 +49,21 @@ test('server side: requests parse; line noise is skipped byte by byte', () => {
 });
 
 test('reads are grouped by kind and nearness', () => {
-  assert.deepEqual(planReads([{ kind: 'holding', address: 1 }, { kind: 'input', address: 0 }, { kind: 'holding', address: 3 }, { kind: 'holding', address: 100 }, { kind: 'coil', address: 0 }]), [
-    { kind: 'coil', address: 0, count: 1 },
-    { kind: 'holding', address: 1, count: 3 },
-    { kind: 'holding', address: 100, count: 1 },
-    { kind: 'input', address: 0, count: 1 },
-  ]);
+  assert.deepEqual(
+    planReads([
+      { kind: 'holding', address: 1 },
+      { kind: 'input', address: 0 },
+      { kind: 'holding', address: 3 },
+      { kind: 'holding', address: 100 },
+      { kind: 'coil', address: 0 },
+    ]),
+    [
+      { kind: 'coil', address: 0, count: 1 },
+      { kind: 'holding', address: 1, count: 3 },
+      { kind: 'holding', address: 100, count: 1 },
+      { kind: 'input', address: 0, count: 1 },
+    ],
+  );
 });
 
 test('line splitter: eol across chunks, CR stripped, bounded', () => {

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
 import { createCodec, HEADER_BYTES, type Message } from '../../shared/protocol.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
 import { rng } from '../sim/simulator.ts';

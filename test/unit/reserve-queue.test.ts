@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { ReserveQueue } from '../../master/qos/reserve-queue.ts';
 
 const job = (cls: number, name: string) => ({ cls, name, reservedAt: -1 });
@@ -12,12 +12,26 @@ test('reserve queue: bounded in total, oldest first per class, stops at the firs
   assert.equal(r.add(job(0, 'c'), 2), false, 'at the bound of 3');
   assert.deepEqual(r.lengths(), [2, 1]);
   const went: string[] = [];
-  assert.equal(r.release(0, 5, (j) => (went.push(j.name), j.name !== 'b')), 1, 'b refused by the class queue: it stays');
+  assert.equal(
+    r.release(0, 5, (j) => (went.push(j.name), j.name !== 'b')),
+    1,
+    'b refused by the class queue: it stays',
+  );
   assert.deepEqual(went, ['a', 'b']);
   assert.equal(r.size, 2);
-  assert.deepEqual(r.stale(0, 4, 3).map((j) => j.name), [], 'b waited 2 periods');
-  assert.deepEqual(r.stale(0, 5, 3).map((j) => j.name), ['b']);
+  assert.deepEqual(
+    r.stale(0, 4, 3).map((j) => j.name),
+    [],
+    'b waited 2 periods',
+  );
+  assert.deepEqual(
+    r.stale(0, 5, 3).map((j) => j.name),
+    ['b'],
+  );
   assert.equal(r.remove(job(1, 'y')), false);
-  assert.deepEqual(r.drain().map((j) => j.name), ['x']);
+  assert.deepEqual(
+    r.drain().map((j) => j.name),
+    ['x'],
+  );
   assert.equal(r.size, 0);
 });

@@ -1,11 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createScheduler, type QueueItem } from '../../master/scheduler.ts';
-import { leastConnection } from '../../master/least-connection.ts';
+import { test } from 'node:test';
 import { createClassifier } from '../../master/classify.ts';
+import { leastConnection } from '../../master/least-connection.ts';
+import { createScheduler, type QueueItem } from '../../master/scheduler.ts';
 import { parseConfig } from '../../shared/config.ts';
 
-interface Item extends QueueItem { name: string }
+interface Item extends QueueItem {
+  name: string;
+}
 const classes = [
   { priority: 0, queueMax: 3, deadlineMs: 1000 },
   { priority: 1, queueMax: 3, deadlineMs: 5000 },
@@ -42,20 +44,34 @@ test('bounds: per-class length and total bytes, at the limit exactly', () => {
 
 test('remove, expire past the class deadline, drain', () => {
   const s = createScheduler<Item>('priority', classes, limits);
-  const a = item('H-old', 0, 0), b = item('H-new', 0, 900), c = item('L-old', 1, 0);
+  const a = item('H-old', 0, 0),
+    b = item('H-new', 0, 900),
+    c = item('L-old', 1, 0);
   for (const it of [a, b, c]) s.enqueue(it);
-  assert.deepEqual(s.expire(999).map((x) => x.name), []);
-  assert.deepEqual(s.expire(1000).map((x) => x.name), ['H-old']);
+  assert.deepEqual(
+    s.expire(999).map((x) => x.name),
+    [],
+  );
+  assert.deepEqual(
+    s.expire(1000).map((x) => x.name),
+    ['H-old'],
+  );
   assert.equal(s.remove(b), true);
   assert.equal(s.remove(b), false);
-  assert.deepEqual(s.drain().map((x) => x.name), ['L-old']);
+  assert.deepEqual(
+    s.drain().map((x) => x.name),
+    ['L-old'],
+  );
   assert.equal(s.size(), 0);
 });
 
 test('a head that cannot run does not block the runnable ones behind it', () => {
   const s = createScheduler<Item>('priority', classes, limits);
   for (const it of [item('H-dev', 0), item('H-any', 0), item('L', 1)]) s.enqueue(it);
-  assert.deepEqual(takeAll(s, (it) => it.name !== 'H-dev'), ['H-any', 'L']);
+  assert.deepEqual(
+    takeAll(s, (it) => it.name !== 'H-dev'),
+    ['H-any', 'L'],
+  );
   assert.equal(s.size(), 1);
 });
 
@@ -75,10 +91,17 @@ test('classification: configured rules in priority order, default HIGH for /cgi-
   const def = createClassifier(parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }] }).classes);
   assert.equal(def.classify('GET', '/cgi-bin/devices/pump1'), 0);
   assert.equal(def.classify('GET', '/index.html'), 1);
-  const custom = createClassifier(parseConfig({
-    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }],
-    classes: [{ name: 'browse', priority: 5, match: [{ pathPrefix: '/' }] }, { name: 'writes', priority: 0, match: [{ method: 'post', pathPrefix: '/api/' }] }, { name: 'status', priority: 1, match: [{ regex: '^/status/\\d+$' }] }],
-  }).classes);
+  const custom = createClassifier(
+    parseConfig({
+      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+      boards: [{ id: 'a', address: '127.0.0.1' }],
+      classes: [
+        { name: 'browse', priority: 5, match: [{ pathPrefix: '/' }] },
+        { name: 'writes', priority: 0, match: [{ method: 'post', pathPrefix: '/api/' }] },
+        { name: 'status', priority: 1, match: [{ regex: '^/status/\\d+$' }] },
+      ],
+    }).classes,
+  );
   assert.equal(custom.classify('POST', '/api/x'), 1);
   assert.equal(custom.classify('GET', '/api/x'), 0);
   assert.equal(custom.classify('GET', '/status/12'), 2);
@@ -86,14 +109,17 @@ test('classification: configured rules in priority order, default HIGH for /cgi-
 });
 
 test('classification by header, cookie and client network', () => {
-  const c = createClassifier(parseConfig({
-    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }],
-    classes: [
-      { name: 'scada', priority: 0, match: [{ header: 'x-client=scada' }, { client: '10.20.0.0/16' }] },
-      { name: 'member', priority: 1, match: [{ cookie: 'ews_session' }] },
-      { name: 'anon', priority: 2, match: [{ pathPrefix: '/' }] },
-    ],
-  }).classes);
+  const c = createClassifier(
+    parseConfig({
+      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+      boards: [{ id: 'a', address: '127.0.0.1' }],
+      classes: [
+        { name: 'scada', priority: 0, match: [{ header: 'x-client=scada' }, { client: '10.20.0.0/16' }] },
+        { name: 'member', priority: 1, match: [{ cookie: 'ews_session' }] },
+        { name: 'anon', priority: 2, match: [{ pathPrefix: '/' }] },
+      ],
+    }).classes,
+  );
   assert.equal(c.classify('GET', '/', { headers: { 'x-client': 'scada' } }), 0);
   assert.equal(c.classify('GET', '/', { headers: { 'x-client': 'other' } }), 2);
   assert.equal(c.classify('GET', '/', { client: '10.20.3.4' }), 0);
@@ -101,5 +127,13 @@ test('classification by header, cookie and client network', () => {
   assert.equal(c.classify('GET', '/', { client: '10.21.3.4' }), 2);
   assert.equal(c.classify('GET', '/', { headers: { cookie: 'a=1; ews_session=v1.x.y' } }), 1);
   assert.equal(c.classify('GET', '/', { headers: { cookie: 'not_ews_session=1' } }), 2);
-  assert.throws(() => parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }], classes: [{ name: 'x', match: [{ client: '10.0.0.0/40' }] }] }), /client: must be an IPv4 network/);
+  assert.throws(
+    () =>
+      parseConfig({
+        cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+        boards: [{ id: 'a', address: '127.0.0.1' }],
+        classes: [{ name: 'x', match: [{ client: '10.0.0.0/40' }] }],
+      }),
+    /client: must be an IPv4 network/,
+  );
 });

@@ -1,15 +1,16 @@
 // Sessions: logouts that last (bounded, expiring, on disk) and password checks with a bounded queue.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
+import { AuthGuard } from '../../node/auth/guard.ts';
 import { hashPassword, PasswordVerifier } from '../../node/auth/password.ts';
 import { RevokedSessions, revokedFile } from '../../node/auth/revoked-sessions.ts';
 import { SessionSigner } from '../../node/auth/session.ts';
-import { AuthGuard } from '../../node/auth/guard.ts';
 import { parseConfig } from '../../shared/config.ts';
-import type { IncomingMessage } from 'node:http';
 import { EwsError } from '../../shared/errors.ts';
 
 const T0 = 1_800_000_000_000;
@@ -17,7 +18,16 @@ const T0 = 1_800_000_000_000;
 test('a revoked session stays revoked across a restart (the file in stateDir), and is forgotten when it expires', () => {
   const file = revokedFile(mkdtempSync(join(tmpdir(), 'ews-revoked-')), 'b1');
   const a = new RevokedSessions(16, file, T0);
-  assert.equal(a.add([['s1', T0 / 1000 + 60], ['s2', T0 / 1000 + 3600]], T0), true);
+  assert.equal(
+    a.add(
+      [
+        ['s1', T0 / 1000 + 60],
+        ['s2', T0 / 1000 + 3600],
+      ],
+      T0,
+    ),
+    true,
+  );
   assert.equal(a.add([['s1', T0 / 1000 + 60]], T0), false, 'nothing new');
   const b = new RevokedSessions(16, file, T0 + 1000);
   assert.ok(b.has('s1') && b.has('s2'), 'loaded after a restart');
@@ -70,11 +80,16 @@ test('password checks run one at a time with at most loginsWaitingMax waiting; b
 });
 
 test('a session counts for its user as the config has them now: removed user refused, changed role applied; internal services pass', () => {
-  const users = (list: Array<[string, 'viewer' | 'operator']>) => parseConfig({
-    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'b1', address: '127.0.0.1' }],
-    auth: { users: list.map(([name, role]) => ({ name, role, passwordHash: `scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA$${'a'.repeat(43)}` })) },
-  });
-  const before = users([['olga', 'operator'], ['victor', 'operator']]);
+  const users = (list: Array<[string, 'viewer' | 'operator']>) =>
+    parseConfig({
+      cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+      boards: [{ id: 'b1', address: '127.0.0.1' }],
+      auth: { users: list.map(([name, role]) => ({ name, role, passwordHash: `scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA$${'a'.repeat(43)}` })) },
+    });
+  const before = users([
+    ['olga', 'operator'],
+    ['victor', 'operator'],
+  ]);
   const after = users([['olga', 'viewer']]);
   const revoked = new RevokedSessions(16, undefined, T0);
   const signer = new SessionSigner(before.cluster.key, revoked);
@@ -82,7 +97,8 @@ test('a session counts for its user as the config has them now: removed user ref
   const olga = signer.issue('olga', 'operator', 600, T0).token;
   const victor = signer.issue('victor', 'operator', 600, T0).token;
   const svc = signer.issue('schedule', 'operator', 600, T0, true).token;
-  const g0 = new AuthGuard(before, signer), g1 = new AuthGuard(after, new SessionSigner(after.cluster.key, revoked));
+  const g0 = new AuthGuard(before, signer),
+    g1 = new AuthGuard(after, new SessionSigner(after.cluster.key, revoked));
   assert.equal(g0.principal(bearer(victor), T0)?.role, 'operator');
   assert.equal(g1.principal(bearer(victor), T0), undefined, 'victor was removed');
   assert.equal(g1.principal(bearer(olga), T0)?.role, 'viewer', 'olga is a viewer now');

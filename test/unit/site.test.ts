@@ -1,6 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import { buildTree, readSources, TREES } from '../../node/ui/site.ts';
 
 const src = readSources(join(import.meta.dirname, '../../node/ui/src'));

@@ -1,0 +1,146 @@
+// The request classes and the QoS pipeline's settings, validated (part of parseConfig).
+import { isObj, num, type Raw, type Reader } from './config-reader.ts';
+import type { AdaptationConfig, AdmissionConfig, ClassConfig, LimitsConfig, MatchRule, QosConfig, QuotaConfig, SchedulerName } from './config-types.ts';
+import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+import { linearRegExp } from './linear-regexp.ts';
+
+export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassConfig[] {
+  const list = r.arr(raw, 'classes', '', false);
+  if (!list) {
+    return [
+      {
+        name: 'control',
+        priority: 0,
+        match: [{ pathPrefix: '/cgi-bin/' }],
+        queueMax: limits.queueMax,
+        deadlineMs: limits.requestTimeoutMs,
+        weight: 1,
+        share: 1,
+        mk: undefined,
+        targetMs: limits.requestTimeoutMs,
+      },
+      {
+        name: 'browse',
+        priority: 1,
+        match: [{ pathPrefix: '/' }],
+        queueMax: limits.queueMax,
+        deadlineMs: limits.requestTimeoutMs,
+        weight: 1,
+        share: 1,
+        mk: undefined,
+        targetMs: limits.requestTimeoutMs,
+      },
+    ];
+  }
+  if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
+  const out: ClassConfig[] = [];
+  list.forEach((c, i) => {
+    const p = `classes[${i}]`;
+    if (!isObj(c)) {
+      r.bad(p, 'must be an object');
+      return;
+    }
+    // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
+    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
+    const name = r.str(c, 'name', p);
+    const priority = r.int(c, 'priority', p, i, 0, 99);
+    const match: MatchRule[] = [];
+    (r.arr(c, 'match', p, true) ?? []).forEach((m, j) => {
+      const mp = `${p}.match[${j}]`;
+      if (!isObj(m)) {
+        r.bad(mp, 'must be an object');
+        return;
+      }
+      r.noUnknown(m, mp, ['pathPrefix', 'method', 'regex', 'header', 'cookie', 'client']);
+      const rule: { -readonly [K in keyof MatchRule]: MatchRule[K] } = {};
+      if (m.header !== undefined) {
+        const h = r.str(m, 'header', mp);
+        const i = h.indexOf('=');
+        rule.header = { name: (i < 0 ? h : h.slice(0, i)).trim().toLowerCase(), value: i < 0 ? undefined : h.slice(i + 1).trim() };
+      }
+      if (m.cookie !== undefined) rule.cookie = r.str(m, 'cookie', mp);
+      if (m.client !== undefined) {
+        const cm = /^(\d+\.\d+\.\d+\.\d+)\/(\d{1,2})$/.exec(r.str(m, 'client', mp));
+        if (!cm || !isIPv4(cm[1]!) || Number(cm[2]) > 32) r.bad(`${mp}.client`, 'must be an IPv4 network, e.g. 10.0.0.0/8');
+        else {
+          const mask = Number(cm[2]) === 0 ? 0 : (~0 << (32 - Number(cm[2]))) >>> 0;
+          rule.client = { net: (ipv4ToInt(cm[1]!) & mask) >>> 0, mask };
+        }
+      }
+      if (m.pathPrefix !== undefined) rule.pathPrefix = r.str(m, 'pathPrefix', mp);
+      if (m.method !== undefined) rule.method = r.str(m, 'method', mp).toUpperCase();
+      if (m.regex !== undefined) {
+        const re = linearRegExp(r.str(m, 'regex', mp));
+        if (typeof re === 'string') r.bad(`${mp}.regex`, re);
+        else rule.regex = re;
+      }
+      if (Object.keys(rule).length === 0 && m.regex === undefined) r.bad(mp, 'needs pathPrefix, method, regex, header, cookie or client');
+      match.push(rule);
+    });
+    const deadlineMs = r.int(c, 'deadlineMs', p, limits.requestTimeoutMs, 1, 3_600_000);
+    const weight = num(r, c, 'weight', p, 1, 0.001, 1000);
+    let mk: { m: number; k: number } | undefined;
+    if (c.mk !== undefined) {
+      const v = c.mk;
+      if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => Number.isInteger(x)) || v[0] < 0 || v[1] < 1 || v[1] > 64 || v[0] > v[1]) r.bad(`${p}.mk`, 'must be [m, k] with 0 <= m <= k <= 64');
+      else mk = { m: v[0] as number, k: v[1] as number };
+    }
+    out.push({
+      name,
+      priority,
+      match,
+      queueMax: r.int(c, 'queueMax', p, limits.queueMax, 1, 1_000_000),
+      deadlineMs,
+      weight,
+      share: num(r, c, 'share', p, weight, 0.001, 1000),
+      mk,
+      targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000),
+    });
+  });
+  const names = new Set<string>();
+  out.forEach((c, i) => {
+    if (names.has(c.name)) r.bad(`classes[${i}].name`, `duplicate class "${c.name}"`);
+    names.add(c.name);
+  });
+  return out;
+}
+
+export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota'], false) ?? {};
+  const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
+  if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
+  const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax'], false);
+  const admission: AdmissionConfig | undefined = ad && {
+    targetQueue: r.int(ad, 'targetQueue', 'qos.admission', 10, 0, 1_000_000),
+    q0: num(r, ad, 'q0', 'qos.admission', 0.6, 0, 10),
+    q1: num(r, ad, 'q1', 'qos.admission', 0.2, -10, 10),
+    alpha: num(r, ad, 'alpha', 'qos.admission', 0.5, 0.01, 1),
+    refuseAfterPeriods: r.int(ad, 'refuseAfterPeriods', 'qos.admission', 3, 1, 1000),
+    reserveMax: r.int(ad, 'reserveMax', 'qos.admission', 200, 0, 1_000_000),
+  };
+  const aa = r.obj(q, 'adaptation', 'qos', ['trees', 'targetUtilization', 'k', 'a', 'b'], false);
+  const adaptation: AdaptationConfig | undefined = aa && {
+    trees: r.int(aa, 'trees', 'qos.adaptation', 3, 1, 9),
+    targetUtilization: num(r, aa, 'targetUtilization', 'qos.adaptation', 0.85, 0.05, 1),
+    k: num(r, aa, 'k', 'qos.adaptation', 1, 0.001, 100),
+    a: num(r, aa, 'a', 'qos.adaptation', 0.002, 0, 10),
+    b: num(r, aa, 'b', 'qos.adaptation', 0.000001, 0, 1),
+  };
+  if (adaptation && adaptation.trees !== 3) r.bad('qos.adaptation.trees', 'the site is built in 3 content levels');
+  const qq = r.obj(q, 'quota', 'qos', ['gain'], false);
+  const quota: QuotaConfig | undefined = qq && { gain: num(r, qq, 'gain', 'qos.quota', 0.5, 0.01, 5) };
+  const qos: QosConfig = {
+    scheduler: scheduler as SchedulerName,
+    periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000),
+    historyK: r.int(q, 'historyK', 'qos', 20, 1, 4096),
+    dwfsBeta: num(r, q, 'dwfsBeta', 'qos', 0.1, 0, 100),
+    admission,
+    adaptation,
+    quota,
+  };
+  if (scheduler === 'weakly-hard')
+    classes.forEach((c, i) => {
+      if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]');
+    });
+  return qos;
+}
