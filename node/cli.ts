@@ -5,50 +5,26 @@ import { parseArgs } from 'node:util';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './calibrate.ts';
 import { genCert } from './gen-cert.ts';
+import { readPassword } from './password-prompt.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
+import { status } from './status-cmd.ts';
 import { readTlsMaterial } from './tls-material.ts';
 
 const USAGE = `usage:
-  ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD)
+  ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD); the board's address
+                                         must be this machine's (--no-address-check to skip the check)
   ews check-config --config FILE         validate; exit 2 listing every problem
-  ews status --url URL [--token T]       print the cluster's state table (or EWS_TOKEN)
-  ews hash-password                      read a password on stdin, print its hash for auth.users[]
+  ews status --url URL [--user NAME | --token T]   the cluster's boards and devices (asks NAME's password; or EWS_TOKEN)
+  ews hash-password                      ask a password twice (no echo), or read one line from a pipe; print its hash for auth.users[]
   ews gen-key                            print a new random cluster.key
   ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
 
-async function readStdin(maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of process.stdin) {
-    n += (c as Buffer).length;
-    if (n > maxBytes) break;
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 async function hashPasswordCmd(): Promise<number> {
-  if (process.stdin.isTTY) process.stderr.write('password (then Enter and Ctrl-D): ');
-  const pw = (await readStdin(1024)).replace(/\r?\n$/, '');
+  const pw = await readPassword(true);
+  if (pw instanceof Error) return fail(pw.message);
   if (pw.length < 8) return fail('the password must have at least 8 characters');
   process.stdout.write(`${await hashPassword(pw)}\n`);
-  return 0;
-}
-
-async function status(url: string | undefined, token: string | undefined): Promise<number> {
-  if (!url) return fail('--url URL is required');
-  let v: { cluster: string; master: string | null; term: number; boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }> };
-  try {
-    const r = await fetch(new URL('/api/cluster', url), { signal: AbortSignal.timeout(5000), headers: token ? { authorization: `Bearer ${token}` } : {} });
-    if (r.status === 401 || r.status === 403) return fail(`${url}: ${r.status}: pass --token (from POST /api/login) or EWS_TOKEN`, 1);
-    v = (await r.json()) as typeof v;
-  } catch (e) {
-    return fail(`cannot read ${url}: ${(e as Error).message}`, 1);
-  }
-  const lines = [`cluster ${v.cluster}  master ${v.master ?? '(none)'}  term ${v.term}`, 'board      address          linknum  runstate  role'];
-  for (const b of v.boards) lines.push(`${b.id.padEnd(10)} ${b.address.padEnd(16)} ${String(b.linknum).padStart(7)}  ${String(b.runstate).padStart(8)}  ${b.role}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
 
@@ -67,11 +43,18 @@ export async function main(argv: string[]): Promise<number> {
         write: { type: 'string' },
         out: { type: 'string' },
         days: { type: 'string' },
+        user: { type: 'string' },
+        'no-address-check': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }).values;
   } catch (e) {
     return fail(`${(e as Error).message}\n${USAGE}`);
+  }
+  if (values.help || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   switch (cmd) {
     case 'start':
@@ -92,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'status':
-      return status(values.url as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+      return status(values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'hash-password':
       return hashPasswordCmd();
     case 'gen-cert': {

@@ -4,6 +4,7 @@ import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { loadConfig } from './config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
+import { localAddresses, ownsAddress } from './local-address.ts';
 import { startSystemdNotify } from './sd-notify.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import type { Transport } from './transport.ts';
@@ -43,6 +44,12 @@ export async function startBoard(values: Record<string, string | boolean | undef
   if (!cfg.boards.some((b) => b.id === boardId)) return fail(`board: "${boardId}" is not one of ${cfg.boards.map((b) => b.id).join(', ')}`);
   const problems = startProblems(cfg);
   if (problems.length > 0) return fail(problems.join('\n'));
+  // Another machine's address: this board would answer for it, and as master claim the VIP here.
+  const self = cfg.boards.find((b) => b.id === boardId)!;
+  if (!values['no-address-check'] && !ownsAddress(self.address))
+    return fail(
+      `boards[${self.index}].address: ${self.address} is not an address of this machine (it has ${localAddresses().join(', ')}); start board ${boardId} on the machine that owns it, or pass --no-address-check`,
+    );
   let tls: TlsMaterial | undefined;
   try {
     tls = cfg.tls && readTlsMaterial(cfg.tls);
