@@ -7,10 +7,11 @@ import { test } from 'node:test';
 import { freePorts, ROOT } from './harness.ts';
 
 /** A base port with n free ports in a row (the demo numbers its boards' ports consecutively). */
-async function consecutiveFree(n: number, avoidBelow = 0): Promise<number> {
+async function consecutiveFree(n: number, avoid?: number): Promise<number> {
   for (let tries = 0; tries < 50; tries++) {
     const [base] = await freePorts(1);
-    if (base! <= avoidBelow || base! + n > 65535) continue;
+    // Not overlapping the other run (ports may come back in any order).
+    if (base! + n > 65535 || (avoid !== undefined && base! < avoid + n && base! + n > avoid)) continue;
     let all = true;
     for (let k = 1; k < n && all; k++) all = await portFree(base! + k);
     if (all) return base!;
@@ -36,7 +37,7 @@ async function portFree(port: number): Promise<boolean> {
 
 test('ews demo: 3 boards, pull the master, a new master is announced, replug, quit', async () => {
   const http = await consecutiveFree(3);
-  const udp = await consecutiveFree(3, http + 3);
+  const udp = await consecutiveFree(3, http);
   const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/demo.ts')], {
     cwd: ROOT,
     env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp!) },
