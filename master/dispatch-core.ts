@@ -93,6 +93,13 @@ export class DispatchCore<P> {
 
   private admit(job: Job<P>, nowMs: number): Effect<P>[] {
     const out: Effect<P>[] = [];
+    // A device whose every board is down (silent past Tthreshold, or gone): answer at once rather
+    // than queue the command until its deadline.
+    this.viewNow = nowMs;
+    if (job.candidates && job.candidates.length > 0 && job.candidates.every((b) => this.view.runstate(b) === -1)) {
+      const boards = job.candidates.map((b) => this.cfg.boards[b]!.id).join(', ');
+      return this.refuse(out, job, 'refused', 'DEVICE_UNREACHABLE', `every board it is attached to is down (${boards})`, 2, nowMs);
+    }
     // Admission control (paper 000): verified sessions always pass; others pass with probability p
     // up to target_in; the rest wait in the reserve queue for the next period.
     if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {

@@ -56,6 +56,9 @@ export interface Attachment {
 }
 
 export type SimulatorKind = 'pump' | 'valve' | 'sensor';
+/** How often a device's board reads it when the config does not say. */
+export const DEFAULT_POLL_MS = 2000;
+
 interface DeviceBase {
   readonly id: string;
   readonly name: string;
@@ -63,6 +66,8 @@ interface DeviceBase {
   readonly serial: SerialSettings;
   readonly timeoutMs: number;
   readonly retries: number;
+  /** Its board reads every point this often (ms), so the panel is never empty or stale; 0: only on demand. */
+  readonly pollMs: number;
   /** In the demo (dev/cabled-board.ts --simulate-devices), a simulator of this kind answers on the port; boards ignore it. */
   readonly simulate: SimulatorKind | undefined;
 }
@@ -167,7 +172,7 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
       return;
     }
-    const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'points', 'actions', 'simulate'];
+    const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'pollMs', 'points', 'actions', 'simulate'];
     const simulate = d.simulate;
     if (simulate !== undefined && !['pump', 'valve', 'sensor'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve" or "sensor"');
     if (simulate === 'pump' && driver !== 'modbus-rtu') out.bad(`${p}.simulate`, 'the pump simulator speaks Modbus RTU');
@@ -205,6 +210,7 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
       serial: ser,
       timeoutMs: int(d, 'timeoutMs', p, out, 500, 10, 60_000),
       retries: int(d, 'retries', p, out, 1, 0, 5),
+      pollMs: d.pollMs === 0 ? 0 : int(d, 'pollMs', p, out, DEFAULT_POLL_MS, 100, 86_400_000),
       simulate: simulate as SimulatorKind | undefined,
     };
     const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});

@@ -34,6 +34,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private readonly byDevice = new Map<string, { dev: DeviceConfig; worker: PortWorker; snap: DeviceSnapshot }>();
   /** "device action" -> times the device was actually driven (written to). */
   readonly actionCounts = new Map<string, number>();
+  private readonly polls: NodeJS.Timeout[] = [];
+  private readonly polling = new Set<string>();
 
   constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
     super();
@@ -55,9 +57,29 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
 
   start(): void {
     for (const w of this.workers.values()) w.line.start();
+    // Each device is read every pollMs while online, behind control commands (scheduled priority),
+    // at most one poll in flight per device.
+    for (const e of this.byDevice.values()) {
+      if (e.dev.pollMs <= 0) continue;
+      const t = setInterval(() => this.poll(e.dev.id), e.dev.pollMs);
+      t.unref();
+      this.polls.push(t);
+    }
   }
   stop(): void {
+    for (const t of this.polls) clearInterval(t);
+    this.polls.length = 0;
     for (const w of this.workers.values()) w.line.stop();
+  }
+
+  /** Read a device now unless it is offline or a poll is already on its way; failures show in its snapshot. */
+  poll(id: string): void {
+    const e = this.byDevice.get(id);
+    if (!e || !e.snap.online || this.polling.has(id)) return;
+    this.polling.add(id);
+    this.read(id, 'scheduled')
+      .catch(() => undefined)
+      .finally(() => this.polling.delete(id));
   }
 
   has(id: string): boolean {
@@ -97,6 +119,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     }
     const a = dev.actions.find((x) => x.name === action)!;
     const reply = await e.worker.run(priority, (io) => sendLine(io, dev, a, typeof value === 'number' ? value : undefined));
+    // A line command's reply is not its points: read them back so every panel shows the new state.
+    this.poll(id);
     return { result: { reply }, ms: Math.round(performance.now() - t0) };
   }
 

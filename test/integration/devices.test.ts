@@ -51,6 +51,25 @@ describe('devices through the cluster', () => {
     assert.equal(v.board, 'b3');
   });
 
+  test('every device is read by its board every pollMs, unasked: the panel shows values with a fresh updatedAt', async () => {
+    type Dev = { id: string; online: boolean; points: Record<string, unknown>; updatedAt: number | null };
+    const since = Date.now();
+    // Nobody reads the valve in this test: its board polls it (default every 2 s).
+    const valve = await waitFor('valve polled', async () => {
+      const d = (await getJson<Dev[]>(`${u(0)}/api/devices`)).find((x) => x.id === 'valve3')!;
+      return d.updatedAt !== null && d.updatedAt >= since && 'position' in d.points ? d : undefined;
+    });
+    assert.equal(valve.online, true);
+  });
+
+  test("a line command is followed by a read: every board shows the valve's new position", async () => {
+    assert.equal((await call(`${u(0)}/cgi-bin/devices/valve3/set`, 'POST', { value: 40 })).status, 200);
+    await waitFor(
+      'position 40 shown on another board',
+      async () => (await getJson<Array<{ id: string; points: { position?: number } }>>(`${u(1)}/api/devices`)).find((x) => x.id === 'valve3')?.points.position === 40,
+    );
+  });
+
   test('a device on two boards is served by the least-connected of them, never a third', async () => {
     const rs = await Promise.all(Array.from({ length: 12 }, () => call(`${u(2)}/cgi-bin/devices/room`)));
     const boards = new Set(rs.map((r) => r.board));

@@ -80,9 +80,25 @@ test('retry: a safe request, or one never delivered, goes to another board; a de
   core.check();
 });
 
-test('a device request goes only to its boards; with none of them running it waits, then expires with QUEUE_TIMEOUT', () => {
+test('a device whose every board is down is refused at once with DEVICE_UNREACHABLE, naming them', () => {
   const { core, table } = setup();
+  table.setRunstate(1, -1);
   table.setRunstate(2, -1);
+  const { job, effects } = core.submit('dev', info({ candidates: [1, 2] }), 0);
+  assert.equal(job.state, 'done');
+  assert.deepEqual(
+    effects.map((e) => (e.kind === 'refuse' ? [e.code, e.message, e.retryAfterS] : e.kind)),
+    [['DEVICE_UNREACHABLE', 'every board it is attached to is down (b1, b2)', 2]],
+  );
+  assert.equal(core.count('refused', 0), 1);
+  // Silent past Tthreshold counts as down before the cluster core says so.
+  const late = setup();
+  assert.equal(late.core.submit('dev', info({ candidates: [1] }), 600).effects[0]?.kind, 'refuse');
+});
+
+test('a device request goes only to its boards; with none of them running yet (joining) it waits, then expires with QUEUE_TIMEOUT', () => {
+  const { core, table } = setup();
+  table.setRunstate(2, 0);
   const job = core.submit('dev', info({ candidates: [2] }), 0).job;
   assert.equal(job.state, 'queued');
   assert.deepEqual(
