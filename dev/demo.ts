@@ -40,7 +40,7 @@ export function demoDevices(boardIds: readonly string[]): object[] {
       timeoutMs: 300,
       retries: 1,
       points: { position: { query: 'POS?', parse: '^OK pos=(\\d+)', unit: '%' } },
-      actions: { open: { send: 'OPEN' }, close: { send: 'CLOSE' }, set: { send: 'POS {value}', min: 0, max: 100 } },
+      actions: { open: { send: 'OPEN' }, close: { send: 'CLOSE' }, set: { send: 'POS {value}', min: 0, max: 100, point: 'position' } },
     },
     {
       id: 'room',

@@ -42,6 +42,8 @@ export interface LineAction {
   readonly send: string;
   readonly input: ActionInput | undefined;
   readonly idempotent: boolean;
+  /** The point this action sets (the UI starts its setpoint there), if it sets one. */
+  readonly point: string | undefined;
 }
 export interface SerialSettings {
   readonly baudRate: number;
@@ -302,10 +304,12 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
           out.bad(ap, 'must be an object');
           continue;
         }
-        unknownKeys(ac, ap, ['send', 'min', 'max', 'idempotent'], out);
+        unknownKeys(ac, ap, ['send', 'min', 'max', 'idempotent', 'point'], out);
         const send = str(ac, 'send', ap, out);
         if (ac.idempotent !== undefined && typeof ac.idempotent !== 'boolean') out.bad(`${ap}.idempotent`, 'must be true or false');
-        actions.push({ name, send, input: send.includes('{value}') ? actionInput(ac, ap, out, 'number') : undefined, idempotent: ac.idempotent === true });
+        const point = ac.point === undefined ? undefined : str(ac, 'point', ap, out);
+        if (point !== undefined && !points.some((x) => x.name === point)) out.bad(`${ap}.point`, `"${point}" is not one of the device's points`);
+        actions.push({ name, send, input: send.includes('{value}') ? actionInput(ac, ap, out, 'number') : undefined, idempotent: ac.idempotent === true, point });
       }
       devices.push({ ...base, driver, eol, ok, points, actions });
     }

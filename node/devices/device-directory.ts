@@ -21,7 +21,10 @@ export interface DeviceView {
   error: string | null;
   /** For the UI: each point's unit, and what each action takes. */
   units: Record<string, string>;
-  actions: Array<{ name: string; input: { type: 'number' | 'boolean'; min: number | null; max: number | null } | null }>;
+  /** `point`: the point the action sets, and `sets` the value it writes when fixed (start: running = true). */
+  actions: Array<{ name: string; input: { type: 'number' | 'boolean'; min: number | null; max: number | null } | null; point: string | null; sets: PointValue | null }>;
+  /** How often its board reads it (0: only on demand): a reading much older than this is stale. */
+  pollMs: number;
 }
 
 /** Checks a DEVICE packet body against the device's config; undefined if it does not fit. */
@@ -79,7 +82,13 @@ export class DeviceDirectory {
         updatedAt: latest?.updatedAt ?? null,
         error: snaps.every((s) => !s.online) ? (snaps.find((s) => s.error)?.error ?? null) : null,
         units: Object.fromEntries(d.points.filter((p) => p.unit).map((p) => [p.name, p.unit!])),
-        actions: d.actions.map((a) => ({ name: a.name, input: a.input ? { type: a.input.type, min: a.input.min ?? null, max: a.input.max ?? null } : null })),
+        actions: d.actions.map((a) => ({
+          name: a.name,
+          input: a.input ? { type: a.input.type, min: a.input.min ?? null, max: a.input.max ?? null } : null,
+          point: ('write' in a ? a.write : a.point) ?? null,
+          sets: 'fixed' in a ? (a.fixed ?? null) : null,
+        })),
+        pollMs: d.pollMs,
       };
     });
   }

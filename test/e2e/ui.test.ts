@@ -75,6 +75,12 @@ describe('web UI in Chromium', { skip }, () => {
       throw new Error(`${e.message}\nboard logs:\n${[...c.logs].map(([id, l]) => `${id}: ${l.slice(-3000)}`).join('\n')}`);
     });
     assert.equal(await point(page, 'pump1', 'running'), 'off');
+    // Each reading says how old it is; start and stop show which state the pump is in.
+    assert.match((await page.textContent('#dev-pump1 .age'))!, /^read \d+ s ago$/);
+    assert.deepEqual(
+      [await page.getAttribute('#dev-pump1 button[data-action=start]', 'aria-pressed'), await page.getAttribute('#dev-pump1 button[data-action=stop]', 'aria-pressed')],
+      ['false', 'true'],
+    );
     await page.click('#dev-pump1 button[data-action=start]');
     await until(page, `/✓ start/.test(document.querySelector('#dev-pump1 .result')?.textContent ?? '')`);
     assert.match((await page.textContent('#dev-pump1 .result'))!, /running = on · ran on b2/);
@@ -83,6 +89,12 @@ describe('web UI in Chromium', { skip }, () => {
     await page.evaluate(`(() => { const i = document.querySelector('#dev-pump1 input[type=range]'); i.value = '2200'; i.dispatchEvent(new Event('input')); })()`);
     await page.click('#dev-pump1 button[data-action=set-speed]');
     await until(page, `document.querySelector('#dev-pump1 [data-point=speed]')?.textContent === '2200 rpm'`);
+    await until(page, `document.querySelector('#dev-pump1 button[data-action=start]')?.getAttribute('aria-pressed') === 'true'`);
+    // A reload: the setpoint starts at the pump's speed (pressing set-speed untouched keeps it), not at 0.
+    await page.reload();
+    await page.waitForSelector('#dev-pump1 input[type=range]');
+    await until(page, `document.querySelector('#dev-pump1 input[type=range]').value === '2200'`);
+    assert.equal(await page.textContent('#dev-pump1 .actions output'), '2200');
     // A refusal from the device side shows as a clear error.
     const summary = await page.textContent('#cluster-summary');
     assert.match(summary!, /^master b1 · term \d+$/);

@@ -17,12 +17,23 @@
   const enc = encodeURIComponent;
   const state = { csrf: '', role: '', user: '', token: '', bases: [location.origin], base: 0, devices: new Map(), master: null, es: null };
 
-  function banner(text) {
+  // One banner at a time. `kind` lets its cause clear it: 'reconnect' goes with the next answer,
+  // 'info' (a new master) by itself after a while.
+  let bannerKind = '';
+  let bannerTimer;
+  function banner(text, kind = 'reconnect') {
     const b = $('#banner');
-    if (!text) return void (b.hidden = true);
+    clearTimeout(bannerTimer);
+    if (!text) {
+      bannerKind = '';
+      return void (b.hidden = true);
+    }
+    bannerKind = kind;
     b.textContent = text;
     b.hidden = false;
+    if (kind === 'info') bannerTimer = setTimeout(() => banner(''), 10000);
   }
+  const reconnected = () => bannerKind === 'reconnect' && banner('');
 
   // Idempotency keys without crypto.randomUUID (which plain-http pages on a LAN do not get).
   function newKey() {
@@ -47,13 +58,16 @@
       if (key) headers['idempotency-key'] = key;
       if (state.token && base !== location.origin) headers.authorization = `Bearer ${state.token}`;
       try {
-        const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include', signal: AbortSignal.timeout(4000) });
+        // Each attempt may take as long as the server may (its request timeout is 10 s) when the
+        // call's deadline allows: a slow command is not abandoned and re-sent.
+        const perTry = Math.max(1000, Math.min(until - Date.now(), method === 'GET' ? 4000 : 11000));
+        const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include', signal: AbortSignal.timeout(perTry) });
         const data = await r.json().catch(() => ({}));
         if (r.status >= 502 && r.status <= 503 && RETRY_CODES.has(data.error && data.error.code)) {
           last = data;
           throw new Error('cluster busy');
         }
-        if (attempt > 0) banner('');
+        reconnected();
         return { status: r.status, data, board: r.headers.get('x-ews-board'), replayed: r.headers.get('idempotent-replayed') === 'true' };
       } catch (e) {
         if (Date.now() > until) return { status: 0, data: last };
@@ -123,7 +137,7 @@
     $('#cluster-name').textContent = c.cluster ? `· ${c.cluster}` : '';
     // Every board the page can fail over to, its own origin first.
     if (c.boards) state.bases = [...new Set([location.origin, ...c.boards.filter((b) => b.url).map((b) => b.url)])];
-    if (state.master && c.master && c.master !== state.master) banner(`Master is now ${c.master} (term ${c.term}).`);
+    if (state.master && c.master && c.master !== state.master) banner(`Master is now ${c.master} (term ${c.term}).`, 'info');
     state.master = c.master;
     $('#cluster-summary').textContent = c.master ? `master ${c.master} · term ${c.term}` : 'electing a master…';
     const tbody = $('#cluster-table tbody');
@@ -139,7 +153,7 @@
     state.es = es;
     es.addEventListener('cluster', (e) => renderCluster(JSON.parse(e.data)));
     es.addEventListener('device', (e) => updateDevice(JSON.parse(e.data)));
-    es.onopen = () => banner('');
+    es.onopen = () => reconnected();
     es.onerror = () => {
       es.close();
       if (state.es !== es) return;
@@ -177,6 +191,44 @@
     return el('div', { class: 'points' }, ...parts);
   }
 
+  // A reading older than this is shown greyed as stale: three missed polls, or a minute when the
+  // device is read only on demand.
+  const staleAfter = (d) => (d.pollMs > 0 ? Math.max(3 * d.pollMs, 5000) : 60000);
+  function ageText(d, now) {
+    if (!d.online) return 'offline';
+    if (!d.updatedAt) return 'never read';
+    const s = Math.max(0, Math.round((now - d.updatedAt) / 1000));
+    return s < 60 ? `read ${s} s ago` : `read ${Math.round(s / 60)} min ago`;
+  }
+  function markAge(d, box, now = Date.now()) {
+    const stale = !d.online || !d.updatedAt || now - d.updatedAt > staleAfter(d);
+    box.classList.toggle('stale', stale);
+    box.querySelector('.age').textContent = ageText(d, now) + (d.online && d.updatedAt && stale ? ' (stale)' : '');
+  }
+  setInterval(() => {
+    for (const d of state.devices.values()) {
+      const box = $(`#dev-${CSS.escape(d.id)}`);
+      if (box) markAge(d, box);
+    }
+  }, 1000);
+  // A button that sets a fixed value shows whether the device is in that state (start: running on).
+  const same = (a, b) => a === b || (typeof a === 'boolean' && Number(a) === b) || (typeof b === 'boolean' && Number(b) === a);
+  function markStates(d, box) {
+    for (const a of d.actions || []) {
+      if (a.point === null || a.sets === null || a.sets === undefined) continue;
+      const b = box.querySelector(`button[data-action="${CSS.escape(a.name)}"]`);
+      if (b) b.setAttribute('aria-pressed', String(a.point in d.points && same(d.points[a.point], a.sets)));
+    }
+    // Setpoints follow the device until someone moves them.
+    for (const input of box.querySelectorAll('input[data-point]')) {
+      const v = d.points[input.dataset.point];
+      if (input.dataset.touched !== '1' && typeof v === 'number') {
+        input.value = String(v);
+        input.nextElementSibling.textContent = String(v);
+      }
+    }
+  }
+
   function renderDevice(d) {
     const result = el('p', { class: 'result', 'aria-live': 'polite' });
     const canControl = state.role === 'operator';
@@ -191,27 +243,41 @@
         controls.push(el('button', { type: 'button', 'data-action': `${a.name}:off`, disabled: !canControl, onclick: (e) => press(d.id, a.name, false, result, e.target) }, `${a.name} off`));
       } else {
         const min = a.input.min ?? 0, max = a.input.max ?? 100;
-        const input = el('input', { type: LEVEL >= 2 ? 'range' : 'number', min, max, step: 'any', value: String(min), 'aria-label': `${a.name} value`, disabled: !canControl });
-        const shown = el('output', { text: String(min) });
-        input.addEventListener('input', () => (shown.textContent = input.value));
-        controls.push(el('span', {}, input, ' ', shown, ' ', el('button', { type: 'button', 'data-action': a.name, disabled: !canControl, onclick: (e) => press(d.id, a.name, Number(input.value), result, e.target) }, a.name)));
+        const now = a.point && typeof d.points[a.point] === 'number' ? d.points[a.point] : min;
+        const input = el('input', { type: LEVEL >= 2 ? 'range' : 'number', min, max, step: 'any', value: String(now), 'aria-label': `${a.name} value`, disabled: !canControl, 'data-point': a.point || undefined });
+        const shown = el('output', { text: String(now) });
+        input.addEventListener('input', () => {
+          shown.textContent = input.value;
+          input.dataset.touched = '1';
+        });
+        const go = (e) => press(d.id, a.name, Number(input.value), result, e.target).then(() => (input.dataset.touched = ''));
+        controls.push(el('span', {}, input, ' ', shown, ' ', el('button', { type: 'button', 'data-action': a.name, disabled: !canControl, onclick: go }, a.name)));
       }
     }
-    return el('div', { class: 'device', id: `dev-${d.id}` },
-      el('h3', {}, d.name || d.id, ' ', el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), ' ', el('small', { text: `on ${d.boards.join(', ')}` })),
+    const box = el('div', { class: 'device', id: `dev-${d.id}` },
+      el('h3', {}, d.name || d.id, ' ', el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), ' ', el('small', { text: `on ${d.boards.join(', ')}` }), ' ', el('small', { class: 'age' })),
       renderPoints(d), el('div', { class: 'actions' }, ...controls), result);
+    markAge(d, box);
+    markStates(d, box);
+    return box;
   }
 
   function updateDevice(snap) {
     const d = state.devices.get(snap.id);
     if (!d) return;
-    Object.assign(d, { online: snap.online, points: { ...d.points, ...snap.points }, updatedAt: snap.updatedAt });
+    const wasOffline = !d.online;
+    Object.assign(d, { online: snap.online, points: { ...d.points, ...snap.points }, updatedAt: Math.max(d.updatedAt || 0, snap.updatedAt || 0) || null });
     const box = $(`#dev-${CSS.escape(snap.id)}`);
     if (!box) return;
     box.querySelector('.points').replaceWith(renderPoints(d));
     const badge = box.querySelector('.badge');
     badge.textContent = d.online ? 'online' : 'offline';
     badge.className = `badge ${d.online ? '' : 'off'}`;
+    // The device is back: an error it caused is no longer true.
+    const result = box.querySelector('.result');
+    if (wasOffline && d.online && result.classList.contains('bad')) show(result, true, '');
+    markAge(d, box);
+    markStates(d, box);
   }
 
   async function readDevice(id, result) {
