@@ -75,7 +75,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   /** Read a device now unless it is offline or a poll is already on its way; failures show in its snapshot. */
   poll(id: string): void {
     const e = this.byDevice.get(id);
-    if (!e || !e.snap.online || this.polling.has(id)) return;
+    if (!e?.snap.online || this.polling.has(id)) return;
     this.polling.add(id);
     this.read(id, 'scheduled')
       .catch(() => undefined)
