@@ -171,7 +171,7 @@ export class Board {
 
   /** The state table as this board sees it (/api/cluster). */
   view(): ClusterView {
-    return clusterView(this.cfg, this.link);
+    return clusterView(this.cfg, this.link, this.reactions.health);
   }
 
   /** Drop every TCP connection, in and out (the network changed under the board). */

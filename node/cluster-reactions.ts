@@ -8,6 +8,7 @@ import { EwsError } from '../shared/errors.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
 import type { AppMessage } from '../shared/protocol.ts';
 import type { RevokedSessions } from './auth/revoked-sessions.ts';
+import { HealthBook } from './board-health.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
@@ -26,6 +27,8 @@ import type { Schedules } from './schedules.ts';
 const DEVICE_REFRESH_MS = 5000;
 /** Readings of one device within this window go out in one packet. */
 const DEVICE_COALESCE_MS = 100;
+/** How often a board samples and broadcasts its health. */
+const HEALTH_EVERY_MS = 5000;
 /** How often SSE clients get the cluster view while any is connected. */
 const VIEW_PUSH_MS = 250;
 
@@ -50,12 +53,18 @@ export interface ReactionDeps {
 export class ClusterReactions {
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
+  private healthTimer: NodeJS.Timeout | undefined;
   private hubTimer: NodeJS.Timeout | undefined;
   private lastPublished = '';
   /** When each board last got the revoked sessions on joining. */
   private readonly revokedSentAt = new Map<number, number>();
 
-  constructor(private readonly d: ReactionDeps) {}
+  /** Every board's health: this one sampled, the others' from HEALTH packets. */
+  readonly health: HealthBook;
+
+  constructor(private readonly d: ReactionDeps) {
+    this.health = new HealthBook(d.cfg.boards.length, d.self);
+  }
 
   /** Start re-broadcasting this board's readings. */
   start(): void {
@@ -63,11 +72,16 @@ export class ClusterReactions {
       for (const snap of this.d.devices.snapshots()) this.d.link.broadcastApp('DEVICE', { ...snap });
     }, DEVICE_REFRESH_MS);
     this.deviceRefresh.unref();
+    const health = () => void this.d.link.broadcastApp('HEALTH', { ...this.health.sample() });
+    health();
+    this.healthTimer = setInterval(health, HEALTH_EVERY_MS);
+    this.healthTimer.unref();
   }
 
   close(): void {
     if (this.hubTimer) clearInterval(this.hubTimer);
     if (this.deviceRefresh) clearInterval(this.deviceRefresh);
+    if (this.healthTimer) clearInterval(this.healthTimer);
     for (const t of this.devicePending.values()) clearTimeout(t);
   }
 
@@ -106,12 +120,16 @@ export class ClusterReactions {
     this.publishCluster();
   }
 
-  /** DEVICE, IDEM and REVOKE packets from other boards. */
+  /** DEVICE, IDEM, REVOKE and HEALTH packets from other boards. */
   onApp(msg: AppMessage): void {
     const { d } = this;
     if (msg.type === 'REVOKE') {
       const list = Array.isArray(msg.body.list) ? msg.body.list : [];
       if (d.revoked.add(list, Date.now())) for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string') d.hub.endSession(e[0]);
+      return;
+    }
+    if (msg.type === 'HEALTH') {
+      this.health.apply(msg.sender, msg.body);
       return;
     }
     if (msg.type === 'IDEM') {

@@ -1,15 +1,16 @@
 // The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
 import type { Config } from '../shared/config.ts';
+import type { BoardHealth, HealthBook } from './board-health.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 
 export interface ClusterView {
   cluster: string;
   master: string | null;
   term: number;
-  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node' }>;
+  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node'; health: BoardHealth | null }>;
 }
 
-export function clusterView(cfg: Config, core: ClusterMirror): ClusterView {
+export function clusterView(cfg: Config, core: ClusterMirror, health: HealthBook): ClusterView {
   const t = core.view();
   const m = core.master;
   return {
@@ -23,6 +24,7 @@ export function clusterView(cfg: Config, core: ClusterMirror): ClusterView {
       linknum: t?.linknum[b.index] ?? 0,
       runstate: t?.runstate[b.index] ?? 0,
       role: b.index === m ? 'master' : 'node',
+      health: health.get(b.index),
     })),
   };
 }

@@ -99,6 +99,9 @@ describe('web UI in Chromium', { skip }, () => {
     const summary = await page.textContent('#cluster-summary');
     assert.match(summary!, /^master b1 · term \d+$/);
     assert.equal(await page.locator('#cluster-table tbody tr').count(), 3);
+    // Boards first with their health; the protocol's numbers in the details.
+    await until(page, `[...document.querySelectorAll('#board-table tbody tr')].filter((r) => / MB.*0\\.1\\.0$/.test(r.innerText.replace(/\\s+/g, ' '))).length === 3`);
+    assert.equal(await page.isVisible('#cluster-table'), false, 'linknum and runstate sit in the closed details');
     // The chart fills from /api/stats.
     await until(page, `(document.querySelector('#chart-legend')?.textContent ?? '').includes('queue length')`, 10_000);
     await page.screenshot({ path: join(SHOTS, 'level-3.png'), fullPage: true });
@@ -142,6 +145,8 @@ describe('web UI in Chromium', { skip }, () => {
     await until(page, `/^master b2/.test(document.querySelector('#cluster-summary')?.textContent ?? '')`, 15_000);
     await page.screenshot({ path: join(SHOTS, 'failover.png'), fullPage: true });
     assert.equal(await metric(c.boards[2]!.url, 'ews_device_actions_total', { device: 'valve3', action: 'open' }), before + 1, 'the valve opened exactly once');
+    await page.click('#cluster-details summary');
+    assert.match((await page.textContent('#board-table tr[data-board=b1]'))!, /^b1down/);
     const rows = await page.locator('#cluster-table tbody tr.down').allTextContents();
     assert.ok(
       rows.some((r) => r.startsWith('b1')),

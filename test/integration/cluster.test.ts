@@ -41,6 +41,19 @@ describe('a 3-board cluster', () => {
     assert.deepEqual([h.board, h.role, h.master], ['b2', 'node', 'b1']);
   });
 
+  test("every board's health (CPU, memory, uptime, version) shows on any board, the others' from their HEALTH packets", async () => {
+    type Health = { cpuPct: number; rssBytes: number; uptimeS: number; version: string; tempC: number | null; at: number };
+    const v = await waitFor('health of all three on b3', async () => {
+      const x = await getJson<{ boards: Array<{ id: string; health: Health | null }> }>(`${c.boards[2]!.url}/api/cluster`);
+      return x.boards.every((b) => b.health !== null) ? x : undefined;
+    });
+    for (const b of v.boards) {
+      assert.equal(b.health!.version, '0.1.0');
+      assert.ok(b.health!.rssBytes > 10e6 && b.health!.rssBytes < 1e9, `${b.id} rss ${b.health!.rssBytes}`);
+      assert.ok(b.health!.uptimeS >= 0 && b.health!.cpuPct >= 0);
+    }
+  });
+
   test('concurrent slow requests spread across boards by linknum; responses carry X-EWS-Board and X-EWS-Class', async () => {
     const rs = await Promise.all(Array.from({ length: 9 }, () => get(`${c.boards[0]!.url}/cgi-bin/echo?ms=400`)));
     const perBoard: Record<string, number> = {};

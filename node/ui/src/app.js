@@ -140,10 +140,27 @@
     if (state.master && c.master && c.master !== state.master) banner(`Master is now ${c.master} (term ${c.term}).`, 'info');
     state.master = c.master;
     $('#cluster-summary').textContent = c.master ? `master ${c.master} · term ${c.term}` : 'electing a master…';
+    renderBoards(c);
     const tbody = $('#cluster-table tbody');
     tbody.replaceChildren(...c.boards.map((b) => el('tr', { class: `${b.role === 'master' ? 'master' : ''} ${b.runstate === -1 ? 'down' : ''}` },
       el('td', { text: b.id }), el('td', { text: b.role }), el('td', { text: String(b.linknum) }),
       el('td', { text: b.runstate === 1 ? 'running' : b.runstate === 0 ? 'joining' : 'down' }))));
+  }
+
+  // What an operator checks first: is each board up, and how it is doing.
+  function uptime(s) {
+    if (s < 60) return `${s} s`;
+    if (s < 3600) return `${Math.floor(s / 60)} min`;
+    if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+    return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+  }
+  function renderBoards(c) {
+    $('#board-table tbody').replaceChildren(...c.boards.map((b) => {
+      const h = b.health;
+      const state = b.runstate === -1 ? 'down' : b.role === 'master' ? 'up · master' : b.runstate === 1 ? 'up' : 'joining';
+      const cells = h ? [`${h.cpuPct} %`, `${Math.round(h.rssBytes / 1048576)} MB`, uptime(h.uptimeS), h.tempC === null ? '–' : `${Math.round(h.tempC)} °C`, h.version] : ['–', '–', '–', '–', '–'];
+      return el('tr', { class: `${b.runstate === -1 ? 'down' : ''} ${h && b.runstate !== -1 ? '' : 'stale'}`, 'data-board': b.id }, el('td', { text: b.id }), el('td', { text: state }), ...cells.map((t) => el('td', { text: t })));
+    }));
   }
 
   function connectEvents() {

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { HealthBook, parseHealth, readTemperature } from '../../node/board-health.ts';
+import { VERSION } from '../../node/version.ts';
+
+test("the version boards report is package.json's", () => {
+  assert.equal(VERSION, (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version);
+});
+
+test('temperature: the hottest thermal zone in °C; none: null', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ews-thermal-'));
+  assert.equal(readTemperature(dir), null);
+  for (const [zone, milli] of [
+    ['thermal_zone0', '41250'],
+    ['thermal_zone1', '55000'],
+    ['cooling_device0', '99000'],
+  ] as const) {
+    mkdirSync(join(dir, zone));
+    writeFileSync(join(dir, zone, 'temp'), `${milli}\n`);
+  }
+  assert.equal(readTemperature(dir), 55);
+  assert.equal(readTemperature(join(dir, 'missing')), null);
+});
+
+test('health: sampled for this board, taken from packets for the others, malformed packets refused', () => {
+  const book = new HealthBook(3, 0, () => 48.5);
+  const own = book.sample();
+  assert.equal(own.version, VERSION);
+  assert.equal(own.tempC, 48.5);
+  assert.ok(own.rssBytes > 0 && own.cpuPct >= 0 && own.uptimeS >= 0);
+  assert.deepEqual(book.get(0), own);
+  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1 };
+  assert.equal(book.apply(1, theirs), true);
+  assert.deepEqual(book.get(1), theirs);
+  for (const bad of [
+    { ...theirs, cpuPct: -1 },
+    { ...theirs, version: 7 },
+    { ...theirs, tempC: 'hot' },
+    { ...theirs, rssBytes: undefined },
+  ])
+    assert.equal(parseHealth(bad as Record<string, unknown>), undefined);
+  assert.equal(book.apply(0, theirs), false, 'nobody speaks for this board');
+  assert.equal(book.apply(7, theirs), false);
+  assert.equal(book.get(2), null);
+});
