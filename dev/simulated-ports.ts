@@ -3,7 +3,7 @@
 
 import type { PortFactory, PortLike } from '../node/devices/serial-line.ts';
 import type { DeviceConfig } from '../shared/device-config.ts';
-import { SensorSimulator, ValveSimulator } from './simulators/line-devices.ts';
+import { CounterSimulator, SensorSimulator, ValveSimulator } from './simulators/line-devices.ts';
 import { PumpSimulator } from './simulators/pump.ts';
 import type { Simulator } from './simulators/simulator.ts';
 
@@ -33,7 +33,9 @@ export function simulatedPortFactory(devices: readonly DeviceConfig[], board: nu
         ? new PumpSimulator(d.driver === 'modbus-rtu' ? d.unitId : 1)
         : d.simulate === 'valve'
           ? new ValveSimulator(d.driver === 'line' ? d.eol : '\n')
-          : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
+          : d.simulate === 'counter'
+            ? new CounterSimulator(d.driver === 'line' ? d.eol : '\n')
+            : new SensorSimulator(d.driver === 'line' ? d.eol : '\n');
     simulators.set(at.port, sim);
   }
   let created = false;

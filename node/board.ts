@@ -104,14 +104,13 @@ export class Board {
     const revokedAt = stateDir ? revokedFile(stateDir, self.id) : undefined;
     const revoked = new RevokedSessions(l.revokedSessionsMax, revokedAt, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
-    // Schedules and MQTT commands enter through this board's own port as trusted internal callers:
-    // a short-lived operator session of their own, issued per call.
+    // Schedules and MQTT commands enter through this board's own port, each call with a short-lived operator session of its own.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
     const [view, closing] = [() => this.view(), () => this.closing];
     const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
-    const mqtt = new MqttBridge(cfg, self, { cluster: view, devices: () => directory.list() }, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
+    const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
+    const mqtt = new MqttBridge(cfg, self, sources, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
     const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
-
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
     const link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
@@ -132,7 +131,8 @@ export class Board {
       hub.endSession(sid);
       reactions.sendRevoked([[sid, exp]]);
     });
-    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, view, watched: () => reactions.watched(), closing });
+    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator: () => reactions.operator, view, watched: () => reactions.watched(), closing });
+    sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? `${user} logged in` : `wrong password for ${user}` });
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting() }, log, opts.tls);

@@ -184,7 +184,7 @@ export class ClusterLink {
       this.lastStateTerm = msg.term;
     }
     this.apply(this.core.receive(msg, now));
-    if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE' || msg.type === 'HEALTH') this.onApp(msg);
+    if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE' || msg.type === 'HEALTH' || msg.type === 'LOG') this.onApp(msg);
   }
 
   /** Board i's epoch as last heard (0 until it has sent a packet). */

@@ -21,6 +21,7 @@ import type { MasterRelay } from './http/master-relay.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
 import type { Logger } from './log.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
+import { OperatorState } from './operator/operator-state.ts';
 import type { Schedules } from './schedules.ts';
 
 /** How often a board re-broadcasts its device readings (boards that join later learn them). */
@@ -54,6 +55,9 @@ export class ClusterReactions {
   private readonly devicePending = new Map<string, NodeJS.Timeout>();
   private deviceRefresh: NodeJS.Timeout | undefined;
   private healthTimer: NodeJS.Timeout | undefined;
+  private alarmTimer: NodeJS.Timeout | undefined;
+  /** This board's devices' online flags as last reported (the log notes each change). */
+  private readonly ownOnline = new Map<string, boolean>();
   private hubTimer: NodeJS.Timeout | undefined;
   private lastPublished = '';
   /** When each board last got the revoked sessions on joining. */
@@ -62,8 +66,25 @@ export class ClusterReactions {
   /** Every board's health: this one sampled, the others' from HEALTH packets. */
   readonly health: HealthBook;
 
+  /** Trends, alarms and the audit log. */
+  readonly operator: OperatorState;
+
   constructor(private readonly d: ReactionDeps) {
     this.health = new HealthBook(d.cfg.boards.length, d.self);
+    this.operator = new OperatorState({
+      cfg: d.cfg,
+      self: d.self,
+      bootEpoch: d.link.bootEpoch,
+      broadcast: (type, body) => d.link.broadcastApp(type, body),
+      isMaster: () => d.link.role === 'master',
+      devices: () => d.directory.list(),
+      boards: () => d.view().boards,
+      alarmsChanged: (list) => {
+        d.hub.publish('alarms', list);
+        d.mqtt.publishState();
+      },
+      logged: (e) => d.hub.publish('log', e),
+    });
   }
 
   /** Start re-broadcasting this board's readings. */
@@ -76,12 +97,16 @@ export class ClusterReactions {
     health();
     this.healthTimer = setInterval(health, HEALTH_EVERY_MS);
     this.healthTimer.unref();
+    // Built-in alarms hold for a few seconds before they are raised: time alone can raise them.
+    this.alarmTimer = setInterval(() => this.operator.evaluate(), 1000);
+    this.alarmTimer.unref();
   }
 
   close(): void {
     if (this.hubTimer) clearInterval(this.hubTimer);
     if (this.deviceRefresh) clearInterval(this.deviceRefresh);
     if (this.healthTimer) clearInterval(this.healthTimer);
+    if (this.alarmTimer) clearInterval(this.alarmTimer);
     for (const t of this.devicePending.values()) clearTimeout(t);
   }
 
@@ -92,6 +117,7 @@ export class ClusterReactions {
         d.log.info({ role: e.role, term: e.term, master: d.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
         d.mqtt.setMaster(e.role === 'master');
         if (e.role === 'master') {
+          this.operator.record('master', { subject: d.cfg.boards[d.self]!.id, text: `${d.cfg.boards[d.self]!.id} became master (term ${e.term})` });
           d.mqtt.republish();
           if (!d.closing()) d.schedules.start();
         } else if (e.previous === 'master') {
@@ -105,12 +131,15 @@ export class ClusterReactions {
       } else if (e.kind === 'runstate') {
         d.log.info({ peer: d.cfg.boards[e.board]?.id, runstate: e.runstate }, 'board runstate');
         if (e.runstate === -1) d.directory.boardDown(e.board);
+        this.operator.evaluate();
       } else if (e.kind === 'joined') {
         // A board (re)joined: it gets every logout it may have missed while away (once per join, not per JOIN packet).
         const now = Date.now();
         if (now - (this.revokedSentAt.get(e.board) ?? -Infinity) >= d.cfg.cluster.tmaxMs) {
           this.revokedSentAt.set(e.board, now);
           this.sendRevoked(d.revoked.list(now));
+          // And the recent log, with the alarm acknowledgements in it.
+          this.operator.sendRecent();
         }
       } else if (e.kind === 'stale-master') {
         d.log.warn({ peer: d.cfg.boards[e.board]?.id, term: e.term }, 'another board still claims to be master');
@@ -132,6 +161,10 @@ export class ClusterReactions {
       this.health.apply(msg.sender, msg.body);
       return;
     }
+    if (msg.type === 'LOG') {
+      this.operator.onLog(msg.body);
+      return;
+    }
     if (msg.type === 'IDEM') {
       const rec = parseIdem(msg.body, d.cfg.boards.length);
       if (rec && rec.board === msg.sender) d.idem.store.put(rec, Date.now());
@@ -139,6 +172,8 @@ export class ClusterReactions {
     }
     const snap = parseSnapshot(msg.body, d.cfg.devices);
     if (snap && d.directory.apply(snap, msg.sender)) {
+      this.operator.reading(snap.id, snap.points, snap.updatedAt);
+      this.operator.evaluate();
       d.hub.publish('device', snap);
       d.mqtt.publishState();
     }
@@ -174,6 +209,13 @@ export class ClusterReactions {
   onSnapshot(snap: DeviceSnapshot): void {
     const { d } = this;
     d.directory.apply(snap, d.self);
+    this.operator.reading(snap.id, snap.points, snap.updatedAt);
+    // The device's own board notes it going offline and coming back.
+    const was = this.ownOnline.get(snap.id);
+    this.ownOnline.set(snap.id, snap.online);
+    if (was !== undefined && was !== snap.online)
+      this.operator.record('device', { subject: snap.id, text: snap.online ? `${snap.id} back online` : `${snap.id} offline: ${snap.error ?? 'no answer'}` });
+    this.operator.evaluate();
     d.hub.publish('device', snap);
     d.mqtt.publishState();
     if (this.devicePending.has(snap.id)) return;

@@ -7,12 +7,14 @@ import type { MqttClient } from 'mqtt';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { EwsError } from '../shared/errors.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
+import { discoveryMessages } from './ha-discovery.ts';
 import type { Logger } from './log.ts';
 import type { Loopback } from './loopback.ts';
 
 export interface BridgeSources {
   cluster(): unknown;
   devices(): Array<{ id: string }>;
+  alarms(): unknown;
 }
 
 const SET_RE = /^devices\/([^/]+)\/([^/]+)\/set$/;
@@ -23,6 +25,7 @@ export class MqttBridge {
   private client: MqttClient | undefined;
   private master = false;
   private lastCluster = '';
+  private lastAlarms = '';
   private readonly lastDevice = new Map<string, string>();
   private readonly commands: Counter;
   private inflight = 0;
@@ -65,6 +68,7 @@ export class MqttBridge {
       this.log.info({ url: m.url }, 'mqtt connected');
       c.publish(status, 'online', { retain: true, qos: 1 });
       this.lastCluster = '';
+      this.lastAlarms = '';
       this.lastDevice.clear();
       if (this.master) this.becomeMaster();
     });
@@ -80,6 +84,7 @@ export class MqttBridge {
   /** Publish everything again (a stale master's retained message may be standing). */
   republish(): void {
     this.lastCluster = '';
+    this.lastAlarms = '';
     this.lastDevice.clear();
     this.publishState();
   }
@@ -101,6 +106,11 @@ export class MqttBridge {
       this.lastCluster = cluster;
       c.publish(`${this.prefix}/cluster`, cluster, { retain: true, qos: 0 });
     }
+    const alarms = JSON.stringify(this.src.alarms());
+    if (alarms !== this.lastAlarms) {
+      this.lastAlarms = alarms;
+      c.publish(`${this.prefix}/alarms`, alarms, { retain: true, qos: 0 });
+    }
     for (const d of this.src.devices()) {
       const s = JSON.stringify(d);
       if (this.lastDevice.get(d.id) === s) continue;
@@ -119,7 +129,10 @@ export class MqttBridge {
   }
 
   private becomeMaster(): void {
-    this.client!.subscribe(`${this.prefix}/devices/+/+/set`, { qos: 1 });
+    const c = this.client!;
+    c.subscribe(`${this.prefix}/devices/+/+/set`, { qos: 1 });
+    const discovery = this.cfg.mqtt!.discoveryPrefix;
+    if (discovery) for (const m of discoveryMessages(this.cfg, discovery, this.prefix)) c.publish(m.topic, m.payload, { retain: true, qos: 1 });
     this.publishState();
   }
 

@@ -1,6 +1,8 @@
 // The cluster config's types: what the validated, frozen config holds. Read and checked once at
 // the edge (config.ts); the rest of the code sees only these.
+
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
+import type { AlarmConfig, HistoryConfig } from './operator-config.ts';
 
 /** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait); off by default, the term fences the address instead. */
 export interface VipConfig {
@@ -128,6 +130,8 @@ export interface LimitsConfig {
   /** Idempotency-Key records kept (shared through the cluster) and for how long. */
   readonly idempotencyKeysMax: number;
   readonly idempotencyTtlMs: number;
+  /** Entries of the cluster's audit log every board keeps (commands, logins, failovers, devices, alarms). */
+  readonly auditLogMax: number;
 }
 /**
  * HTTPS on every board's httpPort (PEM files). `caFile`: what boards verify each other against;
@@ -158,7 +162,10 @@ export interface Config {
   readonly auth: AuthConfig | undefined;
   readonly devices: readonly DeviceConfig[];
   readonly schedules: readonly ScheduleConfig[];
-  readonly mqtt: { readonly url: string; readonly prefix: string } | undefined;
+  readonly history: HistoryConfig;
+  readonly alarms: readonly AlarmConfig[];
+  /** `discoveryPrefix`: Home Assistant discovery topics go under it ('' turns discovery off). */
+  readonly mqtt: { readonly url: string; readonly prefix: string; readonly discoveryPrefix: string } | undefined;
   /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
   readonly stateDir: string | undefined;
   readonly tls: TlsConfig | undefined;

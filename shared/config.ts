@@ -6,6 +6,7 @@ import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+import { readAlarms, readHistory } from './operator-config.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 import { readClasses, readQos } from './qos-config.ts';
 import { parseScryptHash } from './scrypt-hash.ts';
@@ -35,6 +36,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   serialBackoffMaxMs: 5000,
   idempotencyKeysMax: 1000,
   idempotencyTtlMs: 600_000,
+  auditLogMax: 1000,
 };
 
 export class ConfigError extends Error {
@@ -158,6 +160,7 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
     serialBackoffMaxMs: lim('serialBackoffMaxMs', 10, 600_000),
     idempotencyKeysMax: lim('idempotencyKeysMax', 1, 1_000_000),
     idempotencyTtlMs: lim('idempotencyTtlMs', 1000, 86_400_000),
+    auditLogMax: lim('auditLogMax', 10, 100_000),
   };
 }
 
@@ -191,7 +194,7 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
 export function parseConfig(raw: unknown): Config {
   const r = new Reader();
   if (!isObj(raw)) throw new ConfigError([': the config must be a JSON object']);
-  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'mqtt', 'auth', 'limits', 'stateDir', 'tls', 'benchmarkHandlers', '$schema', 'comment']);
+  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'history', 'alarms', 'mqtt', 'auth', 'limits', 'stateDir', 'tls', 'benchmarkHandlers', '$schema', 'comment']);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
@@ -203,9 +206,16 @@ export function parseConfig(raw: unknown): Config {
     r,
   );
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
+  const history = readHistory(r, raw);
+  const alarms = readAlarms(r, raw, devices);
   let mqtt: Config['mqtt'];
-  const m = r.obj(raw, 'mqtt', '', ['url', 'prefix'], false);
-  if (m) mqtt = { url: r.str(m, 'url', 'mqtt'), prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`) };
+  const m = r.obj(raw, 'mqtt', '', ['url', 'prefix', 'discoveryPrefix'], false);
+  if (m)
+    mqtt = {
+      url: r.str(m, 'url', 'mqtt'),
+      prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`),
+      discoveryPrefix: m.discoveryPrefix === '' ? '' : r.str(m, 'discoveryPrefix', 'mqtt', 'homeassistant'),
+    };
   const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
   const t = r.obj(raw, 'tls', '', ['certFile', 'keyFile', 'caFile'], false);
   const tls = t && { certFile: r.str(t, 'certFile', 'tls'), keyFile: r.str(t, 'keyFile', 'tls'), caFile: t.caFile === undefined ? undefined : r.str(t, 'caFile', 'tls') };
@@ -220,7 +230,7 @@ export function parseConfig(raw: unknown): Config {
     r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   const qos = readQos(r, raw, classes);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, mqtt, stateDir, tls, benchmarkHandlers });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, mqtt, stateDir, tls, benchmarkHandlers });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

@@ -57,7 +57,7 @@ export interface Attachment {
   readonly port: string;
 }
 
-export type SimulatorKind = 'pump' | 'valve' | 'sensor';
+export type SimulatorKind = 'pump' | 'valve' | 'sensor' | 'counter';
 /** How often a device's board reads it when the config does not say. */
 export const DEFAULT_POLL_MS = 2000;
 
@@ -176,9 +176,9 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     }
     const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'pollMs', 'points', 'actions', 'simulate'];
     const simulate = d.simulate;
-    if (simulate !== undefined && !['pump', 'valve', 'sensor'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve" or "sensor"');
+    if (simulate !== undefined && !['pump', 'valve', 'sensor', 'counter'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve", "sensor" or "counter"');
     if (simulate === 'pump' && driver !== 'modbus-rtu') out.bad(`${p}.simulate`, 'the pump simulator speaks Modbus RTU');
-    if ((simulate === 'valve' || simulate === 'sensor') && driver !== 'line') out.bad(`${p}.simulate`, `the ${simulate} simulator speaks the line protocol`);
+    if ((simulate === 'valve' || simulate === 'sensor' || simulate === 'counter') && driver !== 'line') out.bad(`${p}.simulate`, `the ${simulate} simulator speaks the line protocol`);
     unknownKeys(d, p, driver === 'modbus-rtu' ? [...common, 'unitId'] : [...common, 'eol', 'ok'], out);
     const ser = serial(d, p, out);
     const attach: Attachment[] = [];

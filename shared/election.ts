@@ -153,6 +153,7 @@ export class ClusterCore {
       case 'IDEM':
       case 'REVOKE':
       case 'HEALTH':
+      case 'LOG':
         // Application data: proof of life for the master, nothing for the election.
         if (this._role === 'master' && this.table.runstate(msg.sender) !== -1) this.table.heardFrom(msg.sender, nowMs);
         break;

@@ -59,3 +59,16 @@ export class SensorSimulator extends LineSimulator {
     return `OK t=${t.toFixed(1)}`;
   }
 }
+
+/** INC → "OK" (the count goes up by one); N? → "OK n=<count>". A tally an operator can press. */
+export class CounterSimulator extends LineSimulator {
+  count = 0;
+  protected command(line: string): string {
+    if (line === 'N?') return `OK n=${this.count}`;
+    if (line === 'INC') {
+      this.count++;
+      return 'OK';
+    }
+    return `ERR unknown command ${line.slice(0, 40)}`;
+  }
+}

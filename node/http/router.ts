@@ -1,6 +1,7 @@
 // Every client request to this board: security headers and CORS, the board's own answers
 // (health, metrics, sessions, the cluster view, SSE, the master's queue stats), then the request
 // proper: queued by the master, or passed to the master once by any other board.
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -10,6 +11,9 @@ import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { EventsHub } from '../events-hub.ts';
+import { logCommandWhenAnswered } from '../operator/command-log.ts';
+import { operatorApi } from '../operator/operator-api.ts';
+import type { OperatorState } from '../operator/operator-state.ts';
 import { readBody, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
 import type { MasterRelay } from './master-relay.ts';
@@ -25,6 +29,7 @@ export interface RouterDeps {
   relay: MasterRelay;
   hub: EventsHub;
   metrics: Registry;
+  operator(): OperatorState;
   view(): ClusterView;
   /** A new SSE client: keep the cluster view flowing. */
   watched(): void;
@@ -120,6 +125,13 @@ export class Router {
           d.watched();
           return;
         }
+        case '/api/history':
+        case '/api/alarms':
+        case '/api/log':
+          // Every board holds them: answered here.
+          d.guard.check(req, 'viewer', now);
+          operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
+          return;
         case '/api/stats':
           // The master's queue: answered by the master itself, never queued.
           if (core.role === 'master') {
@@ -129,11 +141,17 @@ export class Router {
       }
     }
     if (method === 'POST' && path === '/api/login') return d.sessions.login(req, res);
+    if (method === 'POST' && path.startsWith('/api/alarms/')) {
+      const who = d.guard.check(req, 'operator', now);
+      if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
+      return;
+    }
     if (method === 'POST' && path === '/api/logout') return d.sessions.logout(req, res);
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (core.role === 'master') {
       // Checked before anything is queued; only a verified session passes admission control.
       const who = d.guard.check(req, needFor(method, path), now);
+      if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
       return d.intake.handle(req, res, body, who?.session !== undefined);
     }
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.

@@ -15,6 +15,9 @@ export class SessionRoutes {
   private readonly passwords: PasswordVerifier;
 
   /** `loggedOut`: tell every board a session is revoked, and end its event streams. */
+  /** Every password checked, right or wrong (the audit log). */
+  onLogin: (user: string, ok: boolean, client: string) => void = () => {};
+
   constructor(
     private readonly cfg: Config,
     private readonly guard: AuthGuard,
@@ -46,6 +49,7 @@ export class SessionRoutes {
     const user = this.guard.users.find((u) => u.name === name);
     // The same scrypt work whether or not the user exists.
     const ok = (await this.passwords.verify(password, user?.passwordHash ?? NOBODY_HASH)) && user !== undefined;
+    this.onLogin(name, ok, client);
     if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
     const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);
     const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';

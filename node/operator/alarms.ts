@@ -1,0 +1,137 @@
+// Alarms: thresholds on points from the config, plus built-in ones for a device offline and a
+// board down. Every board evaluates them from the same inputs (every board sees every reading
+// and the state table), so every board shows the same alarms, before and after a failover. An
+// acknowledgement is a log entry (shared like every entry): it covers the episode that was active
+// when it was made.
+import type { AlarmConfig, AlarmSeverity } from '../../shared/operator-config.ts';
+
+export interface AlarmView {
+  id: string;
+  kind: 'point' | 'device-offline' | 'board-down';
+  /** The device or board it watches. */
+  subject: string;
+  severity: AlarmSeverity;
+  message: string;
+  active: boolean;
+  /** When the current (or last) episode was raised here; null if never. */
+  since: number | null;
+  clearedAt: number | null;
+  /** The watched value when it was raised. */
+  value: number | boolean | null;
+  acked: { user: string; at: number } | null;
+}
+
+interface Rule {
+  view: AlarmView;
+  cfg: AlarmConfig | undefined;
+  /** The condition has held since (debounce for the built-in ones). */
+  pendingSince: number | null;
+  holdMs: number;
+}
+
+/** A device or board must stay offline or down this long before its alarm is raised (a boot or a blip is not one). */
+export const BUILTIN_HOLD_MS = 3000;
+/** Boards judge an episode's start independently: an acknowledgement covers one that began up to this much after it. */
+export const ACK_SLACK_MS = 5000;
+
+export interface AlarmInputs {
+  devices: ReadonlyArray<{ id: string; online: boolean; points: Readonly<Record<string, number | boolean>> }>;
+  boards: ReadonlyArray<{ id: string; runstate: number }>;
+}
+
+export class Alarms {
+  private readonly rules: Rule[] = [];
+  private readonly lastAck = new Map<string, { user: string; at: number }>();
+
+  constructor(alarms: readonly AlarmConfig[], deviceIds: readonly string[], boardIds: readonly string[]) {
+    const base = { active: false, since: null, clearedAt: null, value: null, acked: null };
+    for (const a of alarms) this.rules.push({ view: { id: a.id, kind: 'point', subject: a.device, severity: a.severity, message: a.message, ...base }, cfg: a, pendingSince: null, holdMs: 0 });
+    for (const d of deviceIds)
+      this.rules.push({
+        view: { id: `device-offline-${d}`, kind: 'device-offline', subject: d, severity: 'warning', message: `device ${d} is offline`, ...base },
+        cfg: undefined,
+        pendingSince: null,
+        holdMs: BUILTIN_HOLD_MS,
+      });
+    for (const b of boardIds)
+      this.rules.push({
+        view: { id: `board-down-${b}`, kind: 'board-down', subject: b, severity: 'critical', message: `board ${b} is down`, ...base },
+        cfg: undefined,
+        pendingSince: null,
+        holdMs: BUILTIN_HOLD_MS,
+      });
+  }
+
+  /** Re-evaluate every alarm; the ones raised or cleared now. */
+  evaluate(inputs: AlarmInputs, nowMs: number): AlarmView[] {
+    const changed: AlarmView[] = [];
+    for (const r of this.rules) {
+      const cond = this.condition(r, inputs);
+      if (cond === undefined) continue; // no reading: keep the state
+      const v = r.view;
+      if (cond.on && !v.active) {
+        r.pendingSince ??= nowMs;
+        if (nowMs - r.pendingSince < r.holdMs) continue;
+        Object.assign(v, { active: true, since: r.pendingSince, clearedAt: null, value: cond.value });
+        v.acked = this.ackFor(v);
+        changed.push({ ...v });
+      } else if (!cond.on) {
+        r.pendingSince = null;
+        if (v.active && cond.clear) {
+          Object.assign(v, { active: false, clearedAt: nowMs });
+          changed.push({ ...v });
+        }
+      }
+    }
+    return changed;
+  }
+
+  /** An acknowledgement (from this board or another); true if it covers an active alarm here. */
+  ack(id: string, user: string, at: number): boolean {
+    const prev = this.lastAck.get(id);
+    if (!prev || prev.at < at) this.lastAck.set(id, { user, at });
+    const r = this.rules.find((x) => x.view.id === id);
+    if (!r?.view.active) return false;
+    r.view.acked = this.ackFor(r.view);
+    return r.view.acked !== null;
+  }
+
+  has(id: string): boolean {
+    return this.rules.some((r) => r.view.id === id);
+  }
+
+  get(id: string): AlarmView | undefined {
+    const r = this.rules.find((x) => x.view.id === id);
+    return r && { ...r.view };
+  }
+
+  /** Active first (unacknowledged before acknowledged, newest first), then the rest. */
+  list(): AlarmView[] {
+    const rank = (v: AlarmView) => (v.active ? (v.acked ? 1 : 0) : 2);
+    return this.rules.map((r) => ({ ...r.view })).sort((a, b) => rank(a) - rank(b) || (b.since ?? 0) - (a.since ?? 0));
+  }
+
+  private ackFor(v: AlarmView): { user: string; at: number } | null {
+    const a = this.lastAck.get(v.id);
+    return a && v.since !== null && a.at >= v.since - ACK_SLACK_MS ? a : null;
+  }
+
+  /** on: the alarm condition holds; clear: it is far enough from it to clear (hysteresis). */
+  private condition(r: Rule, inputs: AlarmInputs): { on: boolean; clear: boolean; value: number | boolean | null } | undefined {
+    if (r.view.kind === 'board-down') {
+      const b = inputs.boards.find((x) => x.id === r.view.subject);
+      return b && { on: b.runstate === -1, clear: b.runstate === 1, value: b.runstate };
+    }
+    const d = inputs.devices.find((x) => x.id === r.view.subject);
+    if (!d) return undefined;
+    if (r.view.kind === 'device-offline') return { on: !d.online, clear: d.online, value: d.online };
+    const a = r.cfg!;
+    const v = d.points[a.point];
+    if (v === undefined) return undefined;
+    const n = typeof v === 'boolean' ? Number(v) : v;
+    if (a.above !== undefined) return { on: n > a.above, clear: n <= a.above - a.hysteresis, value: v };
+    if (a.below !== undefined) return { on: n < a.below, clear: n >= a.below + a.hysteresis, value: v };
+    const eq = typeof a.equals === 'boolean' ? n === Number(a.equals) : n === a.equals;
+    return { on: eq, clear: !eq, value: v };
+  }
+}

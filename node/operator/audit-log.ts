@@ -1,0 +1,95 @@
+// The cluster's event and audit log: who pressed what, logins, failovers, devices going offline,
+// alarms raised and acknowledged. Each entry is made on one board and shared in LOG packets;
+// every board keeps the same bounded ring (newest kept), so the log survives any one board, and
+// a board that (re)joins gets the master's recent entries.
+
+export type LogKind = 'command' | 'login' | 'master' | 'device' | 'alarm' | 'alarm-ack';
+const KINDS: readonly LogKind[] = ['command', 'login', 'master', 'device', 'alarm', 'alarm-ack'];
+
+export interface LogEntry {
+  /** `board.bootEpoch.seq`: unique across the cluster and across restarts. */
+  id: string;
+  at: number;
+  /** The board that made the entry. */
+  board: string;
+  kind: LogKind;
+  user: string | null;
+  /** What it is about: a device, an alarm, a board. */
+  subject: string | null;
+  text: string;
+  /** HTTP status of a command or a login. */
+  status: number | null;
+}
+
+const STR_MAX = 160;
+const str = (v: unknown, max: number): string | null | undefined => (v === null ? null : typeof v === 'string' && v.length <= max ? v : undefined);
+
+/** An entry from a LOG packet, checked; undefined if it does not fit. */
+export function parseLogEntry(o: unknown): LogEntry | undefined {
+  if (typeof o !== 'object' || o === null) return undefined;
+  const e = o as Record<string, unknown>;
+  const id = str(e.id, 64),
+    board = str(e.board, 32),
+    user = str(e.user, 64),
+    subject = str(e.subject, 64),
+    text = str(e.text, STR_MAX);
+  const kind = KINDS.find((k) => k === e.kind);
+  const at = typeof e.at === 'number' && Number.isFinite(e.at) && e.at > 0 ? e.at : undefined;
+  const status = e.status === null ? null : typeof e.status === 'number' && Number.isInteger(e.status) && e.status >= 0 && e.status < 1000 ? e.status : undefined;
+  if (!id || !board || !kind || at === undefined || user === undefined || subject === undefined || !text || status === undefined) return undefined;
+  return { id, at, board, kind, user, subject, text, status };
+}
+
+export class AuditLog {
+  private readonly entries: LogEntry[] = [];
+  private readonly ids = new Set<string>();
+  private seq = 0;
+  /** A new entry from this board or another: the SSE stream and MQTT hear of it. */
+  onEntry: (e: LogEntry) => void = () => {};
+
+  constructor(
+    private readonly max: number,
+    private readonly board: string,
+    private readonly bootEpoch: number,
+  ) {}
+
+  /** A new entry made here (the caller broadcasts it). */
+  make(kind: LogKind, fields: { user?: string | null; subject?: string | null; text: string; status?: number | null }, at = Date.now()): LogEntry {
+    const e: LogEntry = {
+      id: `${this.board}.${this.bootEpoch}.${++this.seq}`,
+      at,
+      board: this.board,
+      kind,
+      user: fields.user ?? null,
+      subject: fields.subject ?? null,
+      text: fields.text.slice(0, STR_MAX),
+      status: fields.status ?? null,
+    };
+    this.add(e);
+    return e;
+  }
+
+  /** An entry from anywhere; false if already held. Kept in time order; the oldest go past the bound. */
+  add(e: LogEntry): boolean {
+    if (this.ids.has(e.id)) return false;
+    let i = this.entries.length;
+    while (i > 0 && this.entries[i - 1]!.at > e.at) i--;
+    if (i === 0 && this.entries.length >= this.max) return false; // older than everything kept
+    this.entries.splice(i, 0, e);
+    this.ids.add(e.id);
+    while (this.entries.length > this.max) this.ids.delete(this.entries.shift()!.id);
+    this.onEntry(e);
+    return true;
+  }
+
+  /** Entries at or after `sinceMs`, oldest first, at most `limit` (the newest of them). */
+  since(sinceMs: number, limit = this.max): LogEntry[] {
+    let i = this.entries.length;
+    while (i > 0 && this.entries[i - 1]!.at >= sinceMs) i--;
+    return this.entries.slice(Math.max(i, this.entries.length - limit));
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+}

@@ -1,0 +1,30 @@
+// The master writes each device command to the audit log once its answer has gone out: who,
+// which device and action, the value, the outcome, and the board that ran it.
+import type { ServerResponse } from 'node:http';
+import type { OperatorState } from './operator-state.ts';
+
+const DEVICE_ACTION = /^\/cgi-bin\/devices\/([^/?]+)\/([^/?]+)$/;
+
+export function logCommandWhenAnswered(op: OperatorState, user: string | null, path: string, body: Buffer, res: ServerResponse): void {
+  const m = DEVICE_ACTION.exec(path);
+  if (!m || m[2] === 'read') return; // reads (the schedules' every second) are not commands
+  const device = decodeURIComponent(m[1]!).slice(0, 64),
+    action = decodeURIComponent(m[2]!).slice(0, 32);
+  let value = '';
+  try {
+    const v = body.length > 0 && body.length <= 256 ? (JSON.parse(body.toString('utf8')) as { value?: unknown }).value : undefined;
+    if (typeof v === 'number' || typeof v === 'boolean') value = ` ${String(v)}`;
+  } catch {
+    /* a malformed body is the device handler's 400; the log just has no value */
+  }
+  res.once('finish', () => {
+    const board = res.getHeader('x-ews-board');
+    const replayed = res.getHeader('idempotent-replayed') === 'true';
+    op.record('command', {
+      user,
+      subject: device,
+      status: res.statusCode,
+      text: `${action}${value} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
+    });
+  });
+}

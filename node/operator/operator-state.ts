@@ -1,0 +1,115 @@
+// What an operator reads besides live values: trends (history), alarms and the audit log, kept on
+// every board. Entries of the log travel in LOG packets (each sent twice; a board that joins gets
+// the master's recent ones in bulk); readings feed the history; alarms are evaluated here from
+// the readings and the state table, and only the master writes their raising and clearing to the
+// log (every board would otherwise write the same line).
+import type { Config } from '../../shared/config.ts';
+import type { AppMessage } from '../../shared/protocol.ts';
+import type { DeviceView } from '../devices/device-directory.ts';
+import { Alarms, type AlarmView } from './alarms.ts';
+import { AuditLog, type LogEntry, type LogKind, parseLogEntry } from './audit-log.ts';
+import { History } from './history.ts';
+
+/** Entries a (re)joining board gets from the master. */
+const JOIN_ENTRIES = 200;
+
+export interface OperatorDeps {
+  cfg: Config;
+  self: number;
+  bootEpoch: number;
+  /** Broadcast a LOG packet; false if the body does not fit. */
+  broadcast(type: AppMessage['type'], body: Record<string, unknown>): boolean;
+  isMaster(): boolean;
+  devices(): DeviceView[];
+  boards(): ReadonlyArray<{ id: string; runstate: number }>;
+  /** Alarms changed (raised, cleared, acknowledged): the UI and MQTT hear of it. */
+  alarmsChanged(list: AlarmView[]): void;
+  logged(e: LogEntry): void;
+}
+
+export class OperatorState {
+  readonly history: History;
+  readonly log: AuditLog;
+  readonly alarms: Alarms;
+
+  constructor(private readonly d: OperatorDeps) {
+    const { cfg } = d;
+    this.history = new History(cfg.devices, cfg.history);
+    this.log = new AuditLog(cfg.limits.auditLogMax, cfg.boards[d.self]!.id, d.bootEpoch);
+    this.log.onEntry = (e) => d.logged(e);
+    this.alarms = new Alarms(
+      cfg.alarms,
+      cfg.devices.map((x) => x.id),
+      cfg.boards.map((b) => b.id),
+    );
+  }
+
+  /** Write an entry here and share it with every board. */
+  record(kind: LogKind, fields: { user?: string | null; subject?: string | null; text: string; status?: number | null }): LogEntry {
+    const e = this.log.make(kind, fields);
+    if (kind === 'alarm-ack' && e.subject) this.ackApplied(e);
+    this.send([e]);
+    return e;
+  }
+
+  /** A LOG packet from another board. */
+  onLog(body: Record<string, unknown>): void {
+    const list = Array.isArray(body.list) ? body.list : [];
+    for (const raw of list) {
+      const e = parseLogEntry(raw);
+      if (e && this.log.add(e) && e.kind === 'alarm-ack' && e.subject) this.ackApplied(e);
+    }
+  }
+
+  /** Master: a board (re)joined; it gets the recent log (acknowledgements included). */
+  sendRecent(): void {
+    this.send(this.log.since(0, JOIN_ENTRIES));
+  }
+
+  /** A device reading (this board's or another's). */
+  reading(id: string, points: Readonly<Record<string, number | boolean>>, updatedAt: number | null): void {
+    this.history.record(id, points, updatedAt);
+  }
+
+  /** Re-evaluate the alarms (after readings, table changes, and every second). */
+  evaluate(nowMs = Date.now()): void {
+    // A device never heard of since this board started is unknown, not offline.
+    const devices = this.d.devices().filter((x) => x.online || x.updatedAt !== null || x.error !== null);
+    const changed = this.alarms.evaluate({ devices, boards: this.d.boards() }, nowMs);
+    if (changed.length === 0) return;
+    if (this.d.isMaster()) {
+      for (const a of changed)
+        this.record('alarm', { subject: a.id, text: a.active ? `raised: ${a.message}${a.value !== null && a.kind === 'point' ? ` (${String(a.value)})` : ''}` : `cleared: ${a.message}` });
+    }
+    this.d.alarmsChanged(this.alarms.list());
+  }
+
+  private ackApplied(e: LogEntry): void {
+    this.alarms.ack(e.subject!, e.user ?? '?', e.at);
+    this.d.alarmsChanged(this.alarms.list());
+  }
+
+  /** Entries in as few packets as fit, each sent twice (a lost packet must not lose an entry). */
+  private send(entries: LogEntry[]): void {
+    const room = this.d.cfg.limits.udpPacketBytesMax - 128;
+    const bodies: LogEntry[][] = [];
+    let cur: LogEntry[] = [];
+    let bytes = 0;
+    for (const e of entries) {
+      const n = Buffer.byteLength(JSON.stringify(e)) + 1;
+      if (cur.length > 0 && bytes + n > room) {
+        bodies.push(cur);
+        cur = [];
+        bytes = 0;
+      }
+      cur.push(e);
+      bytes += n;
+    }
+    if (cur.length > 0) bodies.push(cur);
+    const go = () => {
+      for (const list of bodies) this.d.broadcast('LOG', { list });
+    };
+    go();
+    if (bodies.length > 0) setTimeout(go, this.d.cfg.cluster.heartbeatMs).unref();
+  }
+}
