@@ -51,7 +51,7 @@ describe('MQTT bridge', () => {
     await waitFor('cluster up', async () => (await Promise.all(c.boards.map(async (b) => ((await (await fetch(`${b.url}/healthz`)).json()) as { master: string }).master))).every((m) => m === 'b1'));
     sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
     sub.on('message', (t, m) => seen.set(t, m.toString()));
-    sub.on('connect', () => sub.subscribe(`${P}/#`));
+    sub.on('connect', () => sub.subscribe([`${P}/#`, 'homeassistant/#']));
   });
   after(async () => {
     await sub.endAsync(true);
@@ -86,6 +86,33 @@ describe('MQTT bridge', () => {
     assert.equal(bad2.error.code, 'BAD_REQUEST');
   });
 
+  test('Home Assistant discovery: every point and action is announced, and a client pressing its button drives the pump', async () => {
+    const cfg = (name: string) => got(name).then((v) => JSON.parse(v) as Record<string, any>);
+    const speed = await cfg('homeassistant/sensor/ews_test/pump1_speed/config');
+    assert.deepEqual(
+      [speed.state_topic, speed.value_template, speed.unit_of_measurement, speed.unique_id],
+      [`${P}/devices/pump1/state`, '{{ value_json.points.speed }}', 'rpm', 'ews_test_pump1_speed'],
+    );
+    assert.deepEqual(speed.availability, [{ topic: `${P}/boards/b2/status` }]);
+    assert.deepEqual(speed.device.identifiers, ['ews_test_pump1']);
+    const running = await cfg('homeassistant/binary_sensor/ews_test/pump1_running/config');
+    assert.equal(running.value_template, "{{ 'ON' if value_json.points.running else 'OFF' }}");
+    const setSpeed = await cfg('homeassistant/number/ews_test/pump1_set-speed/config');
+    assert.deepEqual([setSpeed.command_topic, setSpeed.min, setSpeed.max], [`${P}/devices/pump1/set-speed/set`, 0, 3000]);
+    const room = await cfg('homeassistant/sensor/ews_test/room_temp/config');
+    assert.deepEqual(room.availability, [{ topic: `${P}/boards/b1/status` }, { topic: `${P}/boards/b2/status` }], 'a device on two boards is there while either is');
+    // What Home Assistant does when the user presses "stop": publish the button's payload to its command topic.
+    const stop = await cfg('homeassistant/button/ews_test/pump1_stop/config');
+    sub.publish(stop.command_topic as string, stop.payload_press as string);
+    await got(`${P}/devices/pump1/state`, (v) => JSON.parse(v).points.running === false);
+  });
+
+  test('alarms are published retained; a board going down raises its alarm there', async () => {
+    const list = JSON.parse(await got(`${P}/alarms`)) as Array<{ id: string; active: boolean }>;
+    assert.ok(list.some((a) => a.id === 'board-down-b3' && !a.active));
+    assert.ok(list.some((a) => a.id === 'device-offline-pump1'));
+  });
+
   test('a broker outage never blocks HTTP control; the bridge reconnects', async () => {
     await broker.stop();
     // With the broker gone, control still answers (the fetch's own timeout would throw otherwise).
@@ -104,6 +131,8 @@ describe('MQTT bridge', () => {
     await got(`${P}/cluster`, (v) => JSON.parse(v).master === 'b2');
     sub.publish(`${P}/devices/pump1/start/set`, '');
     await got(`${P}/devices/pump1/start/result`, (v) => JSON.parse(v).status === 200);
+    // The new master publishes the alarms: b1 down (raised after holding for 3 s).
+    await got(`${P}/alarms`, (v) => (JSON.parse(v) as Array<{ id: string; active: boolean }>).some((a) => a.id === 'board-down-b1' && a.active), 15_000);
   });
 
   test('a stale retained cluster message (a deposed master publishing last) is corrected by the master', async () => {
