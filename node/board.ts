@@ -132,7 +132,7 @@ export class Board {
       reactions.sendRevoked([[sid, exp]]);
     });
     const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator: () => reactions.operator, view, watched: () => reactions.watched(), closing });
-    sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? `${user} logged in` : `wrong password for ${user}` });
+    sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting() }, log, opts.tls);

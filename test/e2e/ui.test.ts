@@ -50,6 +50,8 @@ describe('web UI in Chromium', { skip }, () => {
       (cfg) => {
         cfg.auth = { users };
         cfg.devices = demoDevices(['b1', 'b2', 'b3']);
+        cfg.alarms = [{ id: 'pump-fast', device: 'pump1', point: 'speed', above: 2000, severity: 'critical', message: 'feed pump above 2000 rpm' }];
+        cfg.history = { retentionS: 600, intervalS: 1 };
       },
       { args: ['--simulate-devices'] },
     );
@@ -105,6 +107,26 @@ describe('web UI in Chromium', { skip }, () => {
     // The chart fills from /api/stats.
     await until(page, `(document.querySelector('#chart-legend')?.textContent ?? '').includes('queue length')`, 10_000);
     await page.screenshot({ path: join(SHOTS, 'level-3.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+
+  test('alarms: raised, shown in a banner and a list, acknowledged by the operator; the event log names who did what; trends draw', async () => {
+    // The previous test set 2200 rpm: above the alarm's 2000.
+    await until(page, `document.querySelector('#alarm-list [data-alarm=pump-fast] button[data-ack]') !== null`);
+    assert.match((await page.textContent('#banner'))!, /feed pump above 2000 rpm/);
+    assert.match((await page.textContent('#alarm-count'))!, /1 active, 1 to acknowledge/);
+    await page.click('#alarm-list [data-alarm=pump-fast] button[data-ack]');
+    await until(page, `/acknowledged by olga/.test(document.querySelector('#alarm-list [data-alarm=pump-fast]')?.textContent ?? '')`);
+    assert.equal(await page.isVisible('#banner'), false, 'nothing left to acknowledge: the banner goes');
+    // The log: the login, the presses and the acknowledgement, with olga's name.
+    await until(page, `[...document.querySelectorAll('#log-list li[data-kind=command]')].some((li) => /olga set-speed 2200 → 200 on b2/.test(li.textContent))`);
+    await until(page, `[...document.querySelectorAll('#log-list li[data-kind=alarm-ack]')].some((li) => /olga acknowledged/.test(li.textContent))`);
+    assert.ok((await page.locator('#log-list li[data-kind=login]').count()) >= 1);
+    // The pump's speed trend: a line from the history, and its CSV.
+    await until(page, `(document.querySelector('#dev-pump1 [data-trend=speed] polyline')?.getAttribute('points') ?? '').split(' ').length >= 2`, 20_000);
+    const csv = await page.getAttribute('#dev-pump1 [data-trend=speed] a', 'href');
+    assert.equal(csv, '/api/history?device=pump1&point=speed&format=csv');
+    await page.screenshot({ path: join(SHOTS, 'alarms-log-trends.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });
 

@@ -103,6 +103,7 @@
     $('#who').textContent = s.open ? 'login off' : `${s.user} (${s.role})`;
     await loadCluster();
     await loadDevices();
+    await Promise.all([loadAlarms(), loadLog()]);
     connectEvents();
     /*level>=3*/ startChart(); /*/level*/
   }
@@ -170,7 +171,15 @@
     state.es = es;
     es.addEventListener('cluster', (e) => renderCluster(JSON.parse(e.data)));
     es.addEventListener('device', (e) => updateDevice(JSON.parse(e.data)));
-    es.onopen = () => reconnected();
+    es.addEventListener('alarms', (e) => renderAlarms(JSON.parse(e.data)));
+    es.addEventListener('log', (e) => addLog([JSON.parse(e.data)]));
+    // (Re)connected, maybe to another board after a failover: catch up on what was missed.
+    es.onopen = () => {
+      reconnected();
+      // (Trends exist from level 2 on: the text-only page has no loadTrends.)
+      if (state.connectedOnce) void Promise.all([loadAlarms(), loadLog(), typeof loadTrends === 'function' ? loadTrends() : null]);
+      state.connectedOnce = true;
+    };
     es.onerror = () => {
       es.close();
       if (state.es !== es) return;
@@ -179,6 +188,112 @@
       setTimeout(() => state.es === es && connectEvents(), 1000);
     };
   }
+
+  // ---- alarms ----
+
+  const when = (t) => new Date(t).toLocaleTimeString();
+  async function loadAlarms() {
+    const r = await api('/api/alarms');
+    if (r.status === 200) renderAlarms(r.data);
+  }
+  function renderAlarms(list) {
+    const active = list.filter((a) => a.active);
+    const open = active.filter((a) => !a.acked);
+    $('#alarm-count').textContent = active.length ? `(${active.length} active${open.length ? `, ${open.length} to acknowledge` : ''})` : '';
+    if (open.length) banner(`⚠ ${open.map((a) => a.message).join(' · ')}`, 'alarm');
+    else if (bannerKind === 'alarm') banner('');
+    const canAck = state.role === 'operator';
+    const items = active.map((a) => el('li', { class: `alarm ${a.severity} ${a.acked ? 'acked' : ''}`, 'data-alarm': a.id },
+      el('span', { class: `sev ${a.severity}`, text: a.severity }), ' ', el('b', { text: a.message }),
+      ` since ${when(a.since)}`, a.value !== null && a.kind === 'point' ? ` (value ${fmt(a.value)})` : '',
+      a.acked ? el('small', { text: ` · acknowledged by ${a.acked.user} at ${when(a.acked.at)}` })
+        : el('button', { type: 'button', class: 'secondary', 'data-ack': a.id, disabled: !canAck, onclick: (e) => ackAlarm(a.id, e.target) }, 'Acknowledge')));
+    $('#alarm-list').replaceChildren(...(items.length ? items : [el('li', { class: 'none', text: 'No active alarms.' })]));
+  }
+  async function ackAlarm(id, button) {
+    button.disabled = true;
+    const r = await api(`/api/alarms/${enc(id)}/ack`, { method: 'POST', deadlineMs: 5000 });
+    if (r.status !== 200) {
+      button.disabled = false;
+      banner(`Cannot acknowledge: ${r.data.error ? r.data.error.message : r.status}`, 'info');
+    } else loadAlarms();
+  }
+
+  // ---- the event log ----
+
+  const LOG_SHOWN = 50;
+  const seenLog = new Set();
+  async function loadLog() {
+    const r = await api('/api/log');
+    if (r.status === 200) addLog(r.data);
+  }
+  function addLog(entries) {
+    const list = $('#log-list');
+    for (const e of entries) {
+      if (seenLog.has(e.id)) continue;
+      seenLog.add(e.id);
+      const li = el('li', { class: `log ${e.kind}`, 'data-kind': e.kind, 'data-at': String(e.at) },
+        el('time', { text: when(e.at) }), ' ', el('span', { class: 'kind', text: e.kind }), ' ', e.user ? el('b', { text: e.user }) : '', e.user ? ' ' : '', e.text);
+      // Newest first.
+      const after = [...list.children].find((x) => Number(x.dataset.at) <= e.at);
+      list.insertBefore(li, after || null);
+    }
+    while (list.children.length > LOG_SHOWN) list.lastElementChild.remove();
+  }
+
+  /*level>=2*/
+  // ---- trends: a light SVG line per numeric point, from /api/history, then live ----
+  const TREND_MS = 10 * 60 * 1000;
+  const trends = new Map();
+  async function loadTrends() {
+    for (const d of state.devices.values()) {
+      for (const [name, v] of Object.entries(d.points)) {
+        if (typeof v !== 'number') continue;
+        const r = await api(`/api/history?device=${enc(d.id)}&point=${enc(name)}&since=${Date.now() - TREND_MS}`, { deadlineMs: 3000 });
+        if (r.status === 200) trends.set(`${d.id}/${name}`, r.data);
+        drawTrend(d, name);
+      }
+    }
+  }
+  function trendSample(d, name, t, v) {
+    const key = `${d.id}/${name}`;
+    const s = trends.get(key) || [];
+    if (!s.length || t > s[s.length - 1][0]) s.push([t, v]);
+    while (s.length && s[0][0] < Date.now() - TREND_MS) s.shift();
+    trends.set(key, s);
+  }
+  function drawTrend(d, name) {
+    const box = $(`#dev-${CSS.escape(d.id)} .trends`);
+    if (!box) return;
+    const s = trends.get(`${d.id}/${name}`) || [];
+    let fig = box.querySelector(`[data-trend="${CSS.escape(name)}"]`);
+    if (!fig) {
+      fig = el('figure', { 'data-trend': name });
+      box.append(fig);
+    }
+    const W = 220, H = 40;
+    const ns = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    svg.setAttribute('width', String(W));
+    svg.setAttribute('height', String(H));
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', `${name} over the last 10 minutes`);
+    if (s.length > 1) {
+      const t0 = s[0][0], t1 = s[s.length - 1][0];
+      const lo = Math.min(...s.map((x) => x[1])), hi = Math.max(...s.map((x) => x[1]));
+      const x = (t) => (t1 > t0 ? ((t - t0) / (t1 - t0)) * (W - 2) + 1 : W / 2);
+      const y = (v) => (hi > lo ? H - 3 - ((v - lo) / (hi - lo)) * (H - 6) : H / 2);
+      const path = document.createElementNS(ns, 'polyline');
+      path.setAttribute('points', s.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' '));
+      svg.append(path);
+    }
+    const unit = d.units && d.units[name] ? ` ${d.units[name]}` : '';
+    const range = s.length ? `${fmt(Math.min(...s.map((x) => x[1])))}–${fmt(Math.max(...s.map((x) => x[1])))}${unit}` : 'no samples yet';
+    const csv = el('a', { href: `/api/history?device=${enc(d.id)}&point=${enc(name)}&format=csv`, download: `${d.id}-${name}.csv`, text: 'CSV' });
+    fig.replaceChildren(svg, el('figcaption', {}, `${name} · ${range} · `, csv));
+  }
+  /*/level*/
 
   // ---- devices ----
 
@@ -190,6 +305,7 @@
       return renderDevice(d);
     }));
     if (r.data.length === 0) $('#device-list').textContent = 'No devices configured.';
+    /*level>=2*/ loadTrends(); /*/level*/
     // Devices nobody has read yet: read them once now.
     for (const d of r.data) if (d.online && Object.keys(d.points).length === 0) readDevice(d.id, $(`#dev-${CSS.escape(d.id)} .result`));
   }
@@ -273,7 +389,7 @@
     }
     const box = el('div', { class: 'device', id: `dev-${d.id}` },
       el('h3', {}, d.name || d.id, ' ', el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' }), ' ', el('small', { text: `on ${d.boards.join(', ')}` }), ' ', el('small', { class: 'age' })),
-      renderPoints(d), el('div', { class: 'actions' }, ...controls), result);
+      renderPoints(d), el('div', { class: 'trends' }), el('div', { class: 'actions' }, ...controls), result);
     markAge(d, box);
     markStates(d, box);
     return box;
@@ -287,6 +403,12 @@
     const box = $(`#dev-${CSS.escape(snap.id)}`);
     if (!box) return;
     box.querySelector('.points').replaceWith(renderPoints(d));
+    /*level>=2*/
+    if (snap.updatedAt) for (const [name, v] of Object.entries(snap.points || {})) if (typeof v === 'number') {
+      trendSample(d, name, snap.updatedAt, v);
+      drawTrend(d, name);
+    }
+    /*/level*/
     const badge = box.querySelector('.badge');
     badge.textContent = d.online ? 'online' : 'offline';
     badge.className = `badge ${d.online ? '' : 'off'}`;
