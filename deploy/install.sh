@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Put ews on a board: the package from dist/board, the cluster config, the board's id, a systemd
-# unit. Run as root on the board (or with --root DIR to lay it out under DIR, e.g. an image).
+# unit, the `ews` user and the `ews` command. Run as root on the board (or with --root DIR to lay
+# it out under DIR, e.g. a mounted image: the user is then written into DIR/etc/passwd and group).
+# Needs on the board: Node 20+, and with a cluster VIP `ip` (iproute2) and `arping` (iputils-arping).
 #   deploy/install.sh --config cluster.json --board ews1 [--node /usr/local/bin/node] [--root DIR] [--no-start]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,6 +37,22 @@ fi
 "$node" "$pkg/ews.js" check-config --config "$config" >/dev/null
 "$node" -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if(!c.boards.some(b=>b.id===process.argv[2])){console.error(`board: "${process.argv[2]}" is not in ${process.argv[1]}`);process.exit(2)}' "$config" "$board"
 
+# With a VIP the board claims the address with ip and announces it with arping: both must be there.
+if grep -q '"vip"' "$config"; then
+  for tool in ip arping; do
+    found=""
+    for d in /usr/sbin /sbin /usr/bin /bin; do [ -x "$root$d/$tool" ] && found=1; done
+    [ -n "$root" ] || { command -v "$tool" >/dev/null 2>&1 && found=1; }
+    [ -n "$found" ] || { echo "$tool not found${root:+ under $root}: the cluster VIP needs it (Debian: apt-get install iproute2 iputils-arping)" >&2; exit 2; }
+  done
+fi
+
+# An image gets the ews user written into its own passwd and group.
+if [ -n "$root" ] && { [ ! -f "$root/etc/passwd" ] || [ ! -f "$root/etc/group" ]; }; then
+  echo "no etc/passwd and etc/group under $root: is it a root file system?" >&2
+  exit 2
+fi
+
 install -d "$root/opt/ews" "$root/etc/ews" "$root/etc/systemd/system"
 rm -rf "$root/opt/ews.new"
 cp -r "$pkg" "$root/opt/ews.new"
@@ -45,9 +63,29 @@ printf 'EWS_BOARD=%s\n' "$board" > "$root/etc/ews/board.env"
 # Keep in step with node/node-flags.ts (a test checks).
 sed -e "s#@NODE@#$node#" -e "s#@NODE_OPTIONS@#--max-semi-space-size=1 --max-old-space-size=48#" "$pkg/ews.service" > "$root/etc/systemd/system/ews.service"
 
+# `ews` on PATH: a wrapper that runs the installed bundle with this Node.
+install -d "$root/usr/local/bin"
+printf '#!/bin/sh\nexec %s /opt/ews/ews.js "$@"\n' "$node" > "$root/usr/local/bin/ews"
+chmod 0755 "$root/usr/local/bin/ews"
+
+# The unit runs as User=ews (in group dialout for the serial ports); the config is root:ews 0640.
 if [ -z "$root" ]; then
   id ews >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin --groups dialout ews
-  chgrp ews /etc/ews/cluster.json
+  chown root:ews /etc/ews/cluster.json
+else
+  if ! grep -q '^ews:' "$root/etc/passwd"; then
+    # The first free system id (100-999) in the image, for both the user and its group.
+    id=$(awk -F: 'FNR==1{f++} {used[$3]=1} END{for(i=100;i<1000;i++) if(!used[i]){print i; exit}}' "$root/etc/passwd" "$root/etc/group")
+    [ -n "$id" ] || { echo "no free system id under $root" >&2; exit 2; }
+    grep -q '^ews:' "$root/etc/group" || echo "ews:x:$id:" >> "$root/etc/group"
+    gid=$(awk -F: '$1=="ews"{print $3}' "$root/etc/group")
+    echo "ews:x:$id:$gid:ews board runtime:/nonexistent:/usr/sbin/nologin" >> "$root/etc/passwd"
+    [ -f "$root/etc/shadow" ] && echo "ews:!:1::::::" >> "$root/etc/shadow"
+    # In dialout too (the serial ports), if the image has that group.
+    sed -i -E '/^dialout:/{/[:,]ews(,|$)/!{s/:$/:ews/;t;s/$/,ews/}}' "$root/etc/group"
+  fi
+  gid=$(awk -F: '$1=="ews"{print $3}' "$root/etc/group")
+  chown "0:$gid" "$root/etc/ews/cluster.json" 2>/dev/null || echo "note: could not give $root/etc/ews/cluster.json to group ews ($gid); run this as root, or chown it in the image" >&2
 fi
 if [ "$start" = 1 ]; then
   systemctl daemon-reload

@@ -20,4 +20,8 @@ npm ls --omit=dev --all --parseable 2>/dev/null | grep '/node_modules/' | while 
 done
 # Boards are Linux: other systems' native prebuilds are dead weight.
 find "$out/node_modules" -path '*/prebuilds/*' -maxdepth 5 -type d \( -name 'android-*' -o -name 'darwin-*' -o -name 'win32-*' \) -prune -exec rm -rf {} +
+# Nothing a board loads: type declarations (@types/* are mqtt "dependencies"), source maps, docs,
+# mqtt's browser bundles, and the C++ headers serialport's prebuilds were compiled with.
+rm -rf "$out/node_modules/@types" "$out/node_modules/mqtt/dist" "$out/node_modules/node-addon-api"
+find "$out/node_modules" -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -iname 'CHANGELOG*' -o -iname 'README*' \) -delete
 echo "dist/board: $(du -sh "$out" | cut -f1) ($(find "$out/node_modules" -maxdepth 2 -name package.json | wc -l) runtime packages)"

@@ -2,7 +2,9 @@
 // with stdin commands to pull and replug a board's cable and watch the failover.
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -98,17 +100,45 @@ interface Child {
   cut: boolean;
 }
 
+/** Whether this machine can take the port on 127.0.0.1 (TCP or UDP). */
+function portFree(port: number, udp: boolean): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (udp) {
+      const s = createSocket('udp4');
+      s.once('error', () => resolve(false));
+      s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    } else {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    }
+  });
+}
+
 export async function runDemo(n: number): Promise<number> {
   const httpBase = Number(process.env.EWS_DEMO_HTTP_PORT ?? 8081);
   const udpBase = Number(process.env.EWS_DEMO_UDP_PORT ?? 5051);
+  const say = (s: string): void => void process.stdout.write(`${s}\n`);
+  // A port already taken: say which, and which variable moves the boards' ports.
+  for (let i = 0; i < n; i++) {
+    for (const [base, udp, name] of [
+      [httpBase, false, 'EWS_DEMO_HTTP_PORT'],
+      [udpBase, true, 'EWS_DEMO_UDP_PORT'],
+    ] as const) {
+      if (await portFree(base + i, udp)) continue;
+      say(`port ${base + i} (${udp ? 'UDP' : 'HTTP'} of board ews${i + 1}) is in use on 127.0.0.1; set ${name} to another base, e.g. ${name}=${base + 1000} npm run demo`);
+      return 2;
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'ews-demo-'));
+  // It holds the cluster key and the password hashes: gone on every way out.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'cluster.json');
   const users = process.env.EWS_DEMO_OPEN === '1' ? [] : await demoUsers();
   // A state dir of its own: boot epochs, logouts and started device commands survive a board's restart.
   writeFileSync(file, JSON.stringify({ ...demoConfig(n, httpBase, udpBase, users), stateDir: join(dir, 'state') }, null, 2));
   const logFile = join(dir, 'boards.log');
   const log = openSync(logFile, 'a');
-  const say = (s: string): void => void process.stdout.write(`${s}\n`);
 
   const children: Child[] = [];
   for (let i = 0; i < n; i++) {
@@ -145,24 +175,30 @@ export async function runDemo(n: number): Promise<number> {
     if (m !== null && views.every((v) => v?.master === m)) master = m;
   }
   if (master === null) {
-    say(`the cluster did not come up; see ${logFile}`);
+    say(`the cluster did not come up; the boards logged:\n${readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n')}`);
     stopAll();
     return 1;
   }
-  say(`ews demo: ${n} boards up (config ${file}, logs ${logFile})`);
+  say(`ews demo: ${n} boards up (config ${file}, logs ${logFile}; both removed when the demo ends)`);
   for (const c of children) say(`  ${c.id}  ${c.url}/`);
   if (users.length > 0) {
     say(`open ${children[0]!.url}/ and log in as:`);
     for (const u of users) say(`  ${u.name.padEnd(9)} password ${u.password}   (${u.role === 'operator' ? 'reads and controls' : 'reads only'})`);
   } else say('login is off (EWS_DEMO_OPEN=1)');
   const u = children[0]!.url;
+  // The curl lines carry an operator's token (a session of the printed operator account).
+  const op = users.find((x) => x.role === 'operator');
+  const token = op ? await login(u, op.name, op.password) : '';
+  const a = token ? ' -H "authorization: Bearer $T"' : '';
   say('try:');
-  say(`  curl ${u}/api/devices                                   every device's last readings`);
-  say(`  curl ${u}/cgi-bin/devices/pump1                         read the pump now (Modbus RTU)`);
-  say(`  curl -X POST ${u}/cgi-bin/devices/pump1/start`);
-  say(`  curl -X POST -H 'content-type: application/json' -d '{"value":2400}' ${u}/cgi-bin/devices/pump1/set-speed`);
-  say(`  curl -X POST ${u}/cgi-bin/devices/valve3/open              the valve (line protocol) then moves at 50 %/s`);
-  say(`  curl -i ${u}/cgi-bin/devices/room                        a sensor attached to two boards`);
+  if (token) say(`  T=${token}`);
+  say(`  curl${a} ${u}/api/devices                          every device's last readings`);
+  say(`  curl${a} ${u}/cgi-bin/devices/pump1                read the pump now (Modbus RTU)`);
+  say(`  curl${a} -X POST ${u}/cgi-bin/devices/pump1/start`);
+  say(`  curl${a} -X POST -H 'content-type: application/json' -d '{"value":2400}' ${u}/cgi-bin/devices/pump1/set-speed`);
+  say(`  curl${a} -X POST ${u}/cgi-bin/devices/valve3/open     the valve (line protocol) then moves at 50 %/s`);
+  say(`  curl${a} ${u}/api/alarms ; curl${a} ${u}/api/log   alarms and the audit log`);
+  say(`  curl${a} '${u}/api/history?device=pump1&point=speed&format=csv'`);
   say('commands: pull BOARD | plug BOARD | unplug DEVICE | replug DEVICE | status | quit');
 
   // Announce every change of master, as seen by any board that is plugged in.
@@ -222,6 +258,11 @@ interface View {
 }
 
 let demoToken = '';
+
+async function login(url: string, name: string, password: string): Promise<string> {
+  const r = await fetch(`${url}/api/login`, { method: 'POST', body: JSON.stringify({ name, password }), signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  return r?.ok ? ((await r.json()) as { token: string }).token : '';
+}
 
 async function readMaster(url: string): Promise<View | undefined> {
   const r = await fetch(`${url}/api/cluster`, { signal: AbortSignal.timeout(1000), headers: demoToken ? { authorization: `Bearer ${demoToken}` } : {} });

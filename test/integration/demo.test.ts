@@ -1,7 +1,9 @@
 // The README's first command: `ews demo` comes up, pulls and replugs a board on stdin, quits.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePorts, ROOT } from './harness.ts';
@@ -70,6 +72,13 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
     const { token } = (await login.json()) as { token: string };
     const r = await fetch(`http://127.0.0.1:${http + 1}/cgi-bin/devices/pump1/start`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     assert.equal(r.status, 200);
+    // The printed curl lines work as printed: they carry an operator's token.
+    const printed = /^ {2}T=(\S+)$/m.exec(out)?.[1];
+    assert.ok(printed, `a token line:\n${out}`);
+    assert.match(out, /curl -H "authorization: Bearer \$T" -X POST http:\/\/127\.0\.0\.1:\d+\/cgi-bin\/devices\/pump1\/start/);
+    assert.equal((await fetch(`http://127.0.0.1:${http}/cgi-bin/devices/pump1/stop`, { method: 'POST', headers: { authorization: `Bearer ${printed}` } })).status, 200);
+    const dir = /config (\/\S+)\/cluster\.json/.exec(out)?.[1];
+    assert.ok(dir && existsSync(dir));
     assert.equal(r.headers.get('x-ews-board'), 'ews2');
     p.stdin!.write('pull ews1\n');
     await waitFor(/master is now ews2/);
@@ -77,7 +86,30 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
     await waitFor(/ews1: cable plugged back in/);
     p.stdin!.write('quit\n');
     assert.equal(await exited, 0);
+    assert.equal(existsSync(dir), false, 'the temp dir (cluster key, password hashes) is gone');
   } finally {
     p.kill();
+  }
+});
+
+test('ews demo on a busy port names it and the variable that moves it (exit 2), leaving nothing behind', async () => {
+  const http = await consecutiveFree(3);
+  const udp = await consecutiveFree(3, http);
+  const net = await import('node:net');
+  const squatter = net.createServer().listen(http + 1, '127.0.0.1');
+  await new Promise((r) => squatter.once('listening', r));
+  try {
+    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('ews-demo-')).length;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'dev/demo.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, EWS_DEMO_HTTP_PORT: String(http), EWS_DEMO_UDP_PORT: String(udp) },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 2);
+    assert.match(r.stdout, new RegExp(`port ${http + 1} \\(HTTP of board ews2\\) is in use on 127\\.0\\.0\\.1; set EWS_DEMO_HTTP_PORT`));
+    assert.equal(readdirSync(tmpdir()).filter((f) => f.startsWith('ews-demo-')).length, before);
+  } finally {
+    squatter.close();
   }
 });

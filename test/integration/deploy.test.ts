@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,21 +17,33 @@ import { freePorts, ROOT, waitFor } from './harness.ts';
 describe('deploy', () => {
   let root: string;
   let example: string;
+  let install: ReturnType<typeof spawnSync>;
   const procs: ChildProcess[] = [];
+  /** A root file system as an image has it: users and groups, and the tools a VIP needs. */
+  const image = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ews-root-'));
+    mkdirSync(join(dir, 'etc'));
+    mkdirSync(join(dir, 'usr/sbin'), { recursive: true });
+    writeFileSync(join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nsystemd-network:x:100:102::/:/usr/sbin/nologin\n');
+    writeFileSync(join(dir, 'etc/group'), 'root:x:0:\ndialout:x:20:pi\nsystemd-network:x:102:\n');
+    writeFileSync(join(dir, 'etc/shadow'), 'root:*:19000:0:99999:7:::\n');
+    for (const tool of ['ip', 'arping']) writeFileSync(join(dir, 'usr/sbin', tool), '#!/bin/sh\n', { mode: 0o755 });
+    return dir;
+  };
   before(() => {
-    root = mkdtempSync(join(tmpdir(), 'ews-root-'));
+    root = image();
     // The example as shipped has a placeholder key: install refuses it, naming the key.
-    const asShipped = spawnSync(
-      'bash',
-      [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', mkdtempSync(join(tmpdir(), 'ews-root-')), '--node', process.execPath],
-      { encoding: 'utf8', timeout: 120_000 },
-    );
+    const asShipped = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', join(ROOT, 'deploy/example-cluster.json'), '--board', 'ews2', '--root', image(), '--node', process.execPath], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.equal(asShipped.status, 2);
     assert.match(asShipped.stderr, /cluster\.key: is the example's placeholder/);
     example = join(mkdtempSync(join(tmpdir(), 'ews-example-')), 'cluster.json');
     writeFileSync(example, readFileSync(join(ROOT, 'deploy/example-cluster.json'), 'utf8').replace('REPLACE-ME-with-the-output-of-ews-gen-key', randomBytes(32).toString('hex')));
     const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', root, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stderr);
+    install = r;
   });
   after(() => {
     for (const p of procs) p.kill('SIGKILL');
@@ -52,10 +64,53 @@ describe('deploy', () => {
     }
     assert.equal(existsSync(join(root, 'opt/ews/node_modules/typescript')), false, 'no dev tools on a board');
     assert.equal(existsSync(join(root, 'opt/ews/node_modules/tsx')), false);
+    assert.equal(existsSync(join(root, 'opt/ews/node_modules/@types')), false, 'no type declarations');
+    // What is left still loads: the MQTT client (lazily imported by a board with mqtt.url) and serialport.
+    const load = spawnSync(process.execPath, ['-e', "Promise.all([import('mqtt'), import('serialport')]).then(([m, s]) => console.log(typeof m.connect, typeof s.SerialPort))"], {
+      cwd: join(root, 'opt/ews'),
+      encoding: 'utf8',
+    });
+    assert.equal(load.stdout.trim(), 'function function', load.stderr);
+    const size = Number(spawnSync('du', ['-sm', join(root, 'opt/ews')], { encoding: 'utf8' }).stdout.split('\t')[0]);
+    assert.ok(size <= 14, `the package is ${size} MB`);
     assert.equal(readFileSync(join(root, 'etc/ews/board.env'), 'utf8'), 'EWS_BOARD=ews2\n');
-    const bad = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews9', '--root', mkdtempSync(join(tmpdir(), 'ews-root-'))], { encoding: 'utf8' });
+    const bad = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews9', '--root', image()], { encoding: 'utf8' });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /"ews9" is not in/);
+  });
+
+  test('the image gets an ews user (in dialout) and group, the config root:ews 0640, and ews on PATH', () => {
+    const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8'),
+      group = readFileSync(join(root, 'etc/group'), 'utf8');
+    const user = /^ews:x:(\d+):(\d+):[^:]*:\/nonexistent:\/usr\/sbin\/nologin$/m.exec(passwd);
+    assert.ok(user, passwd);
+    assert.deepEqual([user[1], user[2]], ['101', '101'], 'the first system id free in both files');
+    assert.match(group, /^ews:x:101:$/m);
+    assert.match(group, /^dialout:x:20:pi,ews$/m);
+    assert.match(readFileSync(join(root, 'etc/shadow'), 'utf8'), /^ews:!:/m);
+    const st = statSync(join(root, 'etc/ews/cluster.json'));
+    assert.equal(st.mode & 0o777, 0o640);
+    if (process.getuid?.() === 0) assert.deepEqual([st.uid, st.gid], [0, 101]);
+    else assert.match(String(install.stderr), /could not give .* to group ews/);
+    // /usr/local/bin/ews runs the installed bundle (at /opt/ews on the board) with the chosen Node.
+    assert.equal(readFileSync(join(root, 'usr/local/bin/ews'), 'utf8'), `#!/bin/sh\nexec ${process.execPath} /opt/ews/ews.js "$@"\n`);
+    assert.equal(statSync(join(root, 'usr/local/bin/ews')).mode & 0o755, 0o755);
+    const ews = spawnSync(process.execPath, [join(root, 'opt/ews/ews.js'), '--help'], { encoding: 'utf8' });
+    assert.equal(ews.status, 0);
+    assert.match(ews.stdout, /usage:/);
+    // Installing again changes nothing in the user database.
+    const again = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', root, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal(readFileSync(join(root, 'etc/passwd'), 'utf8'), passwd);
+    assert.equal(readFileSync(join(root, 'etc/group'), 'utf8'), group);
+  });
+
+  test('with a VIP, install refuses an image without ip or arping, naming the package', () => {
+    const bare = image();
+    rmSync(join(bare, 'usr/sbin/arping'));
+    const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', bare, '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /arping not found under .*iputils-arping/);
   });
 
   test('the unit: restart on failure, watchdog, a dedicated user with dialout, only the capabilities it needs, the board memory flags', () => {
