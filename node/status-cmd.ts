@@ -9,6 +9,14 @@ interface ClusterJson {
   term: number;
   boards: Array<{ id: string; address: string; linknum: number; runstate: number; role: string }>;
 }
+interface AlarmJson {
+  id: string;
+  active: boolean;
+  severity: string;
+  message: string;
+  since: number | null;
+  acked: { user: string } | null;
+}
 interface DeviceJson {
   id: string;
   online: boolean;
@@ -32,7 +40,7 @@ async function login(url: string, user: string): Promise<string | Error> {
   return body.token;
 }
 
-const age = (at: number | null, now: number) => (at === null ? 'never read' : `${((now - at) / 1000).toFixed(1)} s ago`);
+const age = (at: number | null, now: number) => (at === null ? 'never' : `${((now - at) / 1000).toFixed(1)} s ago`);
 
 export async function status(url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
   if (!url) return fail('--url URL is required');
@@ -52,6 +60,8 @@ export async function status(url: string | undefined, user: string | undefined, 
     if (typeof v === 'number') return v;
     const devices = await get<DeviceJson[]>('/api/devices');
     if (typeof devices === 'number') return devices;
+    const alarms = await get<AlarmJson[]>('/api/alarms');
+    if (typeof alarms === 'number') return alarms;
     const now = Date.now();
     const lines = [`cluster ${v.cluster}  master ${v.master ?? '(none)'}  term ${v.term}`, 'board      address          linknum  runstate  role'];
     for (const b of v.boards) lines.push(`${b.id.padEnd(10)} ${b.address.padEnd(16)} ${String(b.linknum).padStart(7)}  ${String(b.runstate).padStart(8)}  ${b.role}`);
@@ -60,8 +70,13 @@ export async function status(url: string | undefined, user: string | undefined, 
       const points = Object.entries(d.points)
         .map(([k, x]) => `${k}=${JSON.stringify(x)}`)
         .join(' ');
-      lines.push(`${d.id.padEnd(10)} ${(d.online ? 'online' : 'OFFLINE').padEnd(8)} ${d.boards.join(',').padEnd(12)} ${age(d.updatedAt, now).padEnd(14)} ${d.online ? points : (d.error ?? '')}`);
+      lines.push(
+        `${d.id.padEnd(10)} ${(d.online ? 'online' : 'OFFLINE').padEnd(8)} ${d.boards.join(',').padEnd(12)} ${(d.updatedAt === null ? 'never read' : age(d.updatedAt, now)).padEnd(14)} ${d.online ? points : (d.error ?? '')}`,
+      );
     }
+    const active = alarms.filter((a) => a.active);
+    lines.push('', active.length === 0 ? 'no active alarms' : 'alarm                      severity  since     acknowledged');
+    for (const a of active) lines.push(`${a.message.slice(0, 26).padEnd(26)} ${a.severity.padEnd(9)} ${age(a.since, now).replace('read ', '').padEnd(9)} ${a.acked ? `by ${a.acked.user}` : 'NO'}`);
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } catch (e) {

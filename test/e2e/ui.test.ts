@@ -127,6 +127,11 @@ describe('web UI in Chromium', { skip }, () => {
     const csv = await page.getAttribute('#dev-pump1 [data-trend=speed] a', 'href');
     assert.equal(csv, '/api/history?device=pump1&point=speed&format=csv');
     await page.screenshot({ path: join(SHOTS, 'alarms-log-trends.png'), fullPage: true });
+    // Back under the threshold: the alarm clears from the list, and the log says so.
+    await page.evaluate(`(() => { const i = document.querySelector('#dev-pump1 input[type=range]'); i.value = '1500'; i.dispatchEvent(new Event('input')); })()`);
+    await page.click('#dev-pump1 button[data-action=set-speed]');
+    await until(page, `document.querySelector('#alarm-list [data-alarm=pump-fast]') === null && /No active alarms/.test(document.querySelector('#alarm-list').textContent)`);
+    await until(page, `[...document.querySelectorAll('#log-list li[data-kind=alarm]')].some((li) => /cleared: feed pump above 2000 rpm/.test(li.textContent))`);
     assert.deepEqual(errors, []);
   });
 

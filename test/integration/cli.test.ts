@@ -61,6 +61,7 @@ describe('ews status --user', () => {
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /cluster test {2}master b1/);
     assert.match(r.stdout, /^device +state/m);
+    assert.match(r.stdout, /^no active alarms$/m);
     assert.ok(!r.stdout.includes('viewer-pass-1'));
   });
 

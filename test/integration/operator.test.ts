@@ -124,7 +124,9 @@ describe("the operator's view", () => {
 
   test("SIGKILL the device's board: a command is refused at once (503), and the board-down alarm is raised", async () => {
     await c.kill('b3');
+    const t0 = performance.now();
     const r = await post(0, '/cgi-bin/devices/tally/inc');
+    process.stdout.write(`# a command after SIGKILL of the device's board: ${r.status} in ${Math.round(performance.now() - t0)} ms\n`);
     assert.equal(r.status, 503);
     await waitFor('board-down-b3 raised on b2', async () => (await get<Alarm[]>(1, '/api/alarms')).find((a) => a.id === 'board-down-b3' && a.active), 15_000);
   });
