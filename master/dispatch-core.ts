@@ -184,17 +184,20 @@ export class DispatchCore<P> {
     const out: Effect<P>[] = [];
     const { cfg } = this;
     if (this.admission) {
-      const topUp = this.admission.period(cfg.classes.map((_, i) => this.scheduler.size(i)));
+      const release = this.admission.period(
+        cfg.classes.map((_, i) => this.scheduler.size(i)),
+        this.reserve.lengths(),
+      );
       const after = cfg.qos.admission!.refuseAfterPeriods;
       for (let cls = 0; cls < cfg.classes.length; cls++) {
-        // Reserved requests go before new ones, oldest first; then the stale are refused.
-        const n = this.reserve.release(cls, topUp[cls]!, (job) => {
+        // The new period's budget serves the reserve first, oldest first; then the stale are refused.
+        const n = this.reserve.release(cls, release[cls]!, (job) => {
           job.state = 'queued';
           if (this.scheduler.enqueue(job) === 'ok') return true;
           job.state = 'reserved';
           return false;
         });
-        this.admission.admittedFromReserve(cls, n);
+        this.admission.admittedFromReserve(cls, release[cls]!, n);
         for (const job of this.reserve.stale(cls, this.periodN, after)) this.refuse(out, job, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
       }
     }

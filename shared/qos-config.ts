@@ -112,12 +112,17 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
   const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax'], false);
   const admission: AdmissionConfig | undefined = ad && {
     targetQueue: r.int(ad, 'targetQueue', 'qos.admission', 10, 0, 1_000_000),
-    q0: num(r, ad, 'q0', 'qos.admission', 0.6, 0, 10),
-    q1: num(r, ad, 'q1', 'qos.admission', 0.2, -10, 10),
+    q0: num(r, ad, 'q0', 'qos.admission', 0.8, 0, 10),
+    q1: num(r, ad, 'q1', 'qos.admission', -0.5, -10, 10),
     alpha: num(r, ad, 'alpha', 'qos.admission', 0.5, 0.01, 1),
     refuseAfterPeriods: r.int(ad, 'refuseAfterPeriods', 'qos.admission', 3, 1, 1000),
     reserveMax: r.int(ad, 'reserveMax', 'qos.admission', 200, 0, 1_000_000),
   };
+  // The queue integrates admissions and target_in integrates the error: the loop's poles are the
+  // roots of z² − (2 − q0)·z + (1 + q1), inside the unit circle (Jury) only if −2 < q1 < 0,
+  // q0 + q1 > 0 and q0 − q1 < 4. A positive q1, as the paper's wording suggests, never settles.
+  if (admission && !(admission.q1 > -2 && admission.q1 < 0 && admission.q0 + admission.q1 > 0 && admission.q0 - admission.q1 < 4))
+    r.bad('qos.admission.q1', `with q0 ${admission.q0} and q1 ${admission.q1} the queue never settles: need −2 < q1 < 0, q0 + q1 > 0, q0 − q1 < 4 (e.g. q0 0.8, q1 −0.5)`);
   const aa = r.obj(q, 'adaptation', 'qos', ['trees', 'targetUtilization', 'k', 'a', 'b'], false);
   const adaptation: AdaptationConfig | undefined = aa && {
     trees: r.int(aa, 'trees', 'qos.adaptation', 3, 1, 9),

@@ -1,11 +1,14 @@
 // Queue-length feedback admission (paper 000), per class, period T:
 //   q(t) = q(t−T) + in(t) − out(t);  e(t) = target_q − q(t);  target_in(t) = in(t) + q0·e(t) + q1·e(t−T)
 // where in(t) is what entered the queue (admitted) — offered arrivals only feed the prediction.
-// Arrivals this period are predicted (EWMA of past periods); each new-session arrival passes with
-// probability p = target_in / predicted, the others go to a reserve queue. At the end of a period
-// the reserve tops admissions up to target_in, oldest first (persistence); a request still reserved
-// after `refuseAfterPeriods` periods is refused explicitly (503 + Retry-After), never left to time out.
-// Requests of existing sessions always pass (transactional rule). Pure: time and randomness injected.
+// Each period's budget is the target_in computed at the end of the one before. New arrivals pass
+// with probability p = (budget − released) / predicted (EWMA of past arrivals) while admissions
+// stay under the budget; the others wait in the reserve queue. At the end of a period the reserve
+// first tops that period up to its budget (the shortfall), then the new budget is computed, and
+// the reserve is served from it first, oldest first, before any newcomer (persistence). A request
+// still reserved after `refuseAfterPeriods` periods is refused explicitly (503 + Retry-After),
+// never left to time out. Requests of a *verified* session always pass (transactional rule; the
+// caller decides what is verified). Pure: time and randomness injected.
 
 export interface AdmissionParams {
   targetQueue: readonly number[];
@@ -51,28 +54,36 @@ export class AdmissionController {
     return 'reserve';
   }
 
-  /** The end of a period: the queue lengths now; returns how many reserved requests to admit per class. */
-  period(queueLengths: readonly number[]): number[] {
+  /**
+   * The end of a period and the start of the next: the queue and reserve lengths now. Returns how
+   * many reserved requests to admit now, per class: the reserve goes first, up to target_in.
+   */
+  period(queueLengths: readonly number[], reserved: readonly number[]): number[] {
     const { q0, q1, alpha, targetQueue } = this.params;
     return this.classes.map((c, i) => {
-      const q = queueLengths[i]!;
+      // The ending period's shortfall against its own budget, from the reserve (it entered this period).
+      const shortfall = Number.isFinite(c.targetIn) ? Math.min(reserved[i] ?? 0, Math.max(0, Math.floor(c.targetIn - c.admitted))) : 0;
+      c.admitted += shortfall;
+      const q = queueLengths[i]! + shortfall;
       const e = targetQueue[i]! - q;
       const targetIn = Math.max(0, c.admitted + q0 * e + q1 * this.ePrev[i]!);
-      const topUp = Math.max(0, Math.floor(targetIn - c.admitted));
+      // Then the new budget serves what still waits, before any newcomer.
+      const release = Math.min((reserved[i] ?? 0) - shortfall, Math.floor(targetIn));
       c.predicted = c.predicted === 0 ? c.in : alpha * c.in + (1 - alpha) * c.predicted;
-      c.p = c.predicted > 0 ? Math.min(1, targetIn / c.predicted) : 1;
+      c.p = c.predicted > 0 ? Math.min(1, Math.max(0, targetIn - release) / c.predicted) : 1;
       c.targetIn = targetIn;
       c.e = e;
       c.q = q;
       this.ePrev[i] = e;
       c.in = 0;
-      c.admitted = 0;
-      return topUp;
+      c.admitted = release;
+      return shortfall + release;
     });
   }
 
-  /** The reserve top-up counts as this period's admissions. */
-  admittedFromReserve(cls: number, n: number): void {
-    this.classes[cls]!.admitted += n;
+  /** Fewer reserved requests than released could be queued (a full class queue): count what went in. */
+  admittedFromReserve(cls: number, released: number, queued: number): void {
+    const c = this.classes[cls]!;
+    c.admitted = Math.max(0, c.admitted - (released - queued));
   }
 }

@@ -87,6 +87,11 @@ export class AuthGuard {
     return s && role && { user: s.user, role, via: bearer ? 'bearer' : 'cookie', session: s };
   }
 
+  /** Whether the request carries a session that verifies (signature, expiry, revocation, the user still configured): admission's transactional rule. */
+  verifiedSession(req: IncomingMessage, nowMs: number): boolean {
+    return !this.open && this.principal(req, nowMs)?.session !== undefined;
+  }
+
   /** A session counts for the user as the config has them now: a removed user's sessions are dead, a changed role applies at once. */
   private currentRole(s: Session): Role | undefined {
     if (s.svc === 1) return s.role;

@@ -152,7 +152,8 @@ export class Router {
       // Checked before anything is queued; only a verified session passes admission control.
       const who = d.guard.check(req, needFor(method, path), now);
       if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
-      return d.intake.handle(req, res, body, who?.session !== undefined);
+      // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
+      return d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now));
     }
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
     if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');

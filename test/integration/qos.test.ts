@@ -31,7 +31,7 @@ describe('QoS in a running cluster', () => {
 
   test('admission control: a burst beyond the target queue is held in the reserve and refused explicitly after N periods', async () => {
     const c = await makeCluster(1, (cfg) => {
-      cfg.qos = { scheduler: 'priority', periodMs: 200, admission: { targetQueue: 2, q0: 0.5, q1: 0, refuseAfterPeriods: 2 } };
+      cfg.qos = { scheduler: 'priority', periodMs: 200, admission: { targetQueue: 2, q0: 0.5, q1: -0.2, refuseAfterPeriods: 2 } };
       cfg.limits = { inFlightPerBoardMax: 1 };
     });
     clusters.push(c);
