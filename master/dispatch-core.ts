@@ -120,7 +120,7 @@ export class DispatchCore<P> {
     const served = nowMs - job.dispatchedMs;
     const s = this.serviceMs[job.cls]!;
     this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
-    this.loops.record(job.cls, responseMs, answerBytes);
+    this.loops.answered(answerBytes);
     this.counts.served[job.cls]!++;
     this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.tree, levels: TREES, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
     return this.pumpInto([], nowMs);
@@ -201,7 +201,8 @@ export class DispatchCore<P> {
         for (const job of this.reserve.stale(cls, this.periodN, after)) this.refuse(out, job, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
       }
     }
-    this.loops.period();
+    const oldest = cfg.classes.map((_, i) => this.scheduler.oldest(i));
+    this.loops.period({ oldestWaitMs: oldest.map((at) => (at === undefined ? undefined : nowMs - at)), queued: cfg.classes.map((_, i) => this.scheduler.size(i)), serviceMs: this.serviceMs });
     this.scheduler.tick(nowMs);
     return this.pumpInto(out, nowMs);
   }
@@ -297,6 +298,7 @@ export class DispatchCore<P> {
       job.tree = tree;
       job.attempts++;
       job.dispatchedMs = nowMs;
+      this.loops.dispatched(job.cls, nowMs - job.enqueuedMs);
       job.id = this.nextId;
       this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
       this.inflight[job.cls]!++;

@@ -39,6 +39,8 @@ export interface Scheduler<T extends QueueItem> {
   /** Remove and return every item queued past its class deadline. */
   expire(nowMs: number): T[];
   size(cls?: number): number;
+  /** When the oldest item of a class still waiting arrived (undefined: none waits). */
+  oldest(cls: number): number | undefined;
   bytes(): number;
   /** Everything still queued, in arrival order per class (for handing over on step-down). */
   drain(): T[];
@@ -105,6 +107,9 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   size(cls?: number): number {
     if (cls !== undefined) return this.queues[cls]?.size ?? 0;
     return this.where.size;
+  }
+  oldest(cls: number): number | undefined {
+    return this.queues[cls]?.first()?.value.item.enqueuedMs;
   }
   bytes(): number {
     return this.heldBytes;

@@ -18,10 +18,12 @@ export class DispatchLoops {
     this.respSum = cfg.classes.map(() => 0);
     this.respCount = cfg.classes.map(() => 0);
     if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
+    // The slots to divide are the ones that run work: with masterWork 'forward' the master runs none.
+    const workers = cfg.cluster.masterWork === 'forward' && cfg.boards.length > 1 ? cfg.boards.length - 1 : cfg.boards.length;
     if (q.quota)
       this.quota = new QuotaController(
         cfg.classes.map((c) => ({ targetMs: c.targetMs, priority: c.priority })),
-        cfg.boards.length * cfg.limits.inFlightPerBoardMax,
+        Math.max(cfg.classes.length, workers * cfg.limits.inFlightPerBoardMax),
         q.quota.gain,
       );
   }
@@ -30,22 +32,42 @@ export class DispatchLoops {
     return !!(this.adapt || this.quota);
   }
 
-  /** An answer went out: its size (utilization) and its response time (quotas). */
-  record(cls: number, responseMs: number, answerBytes: number): void {
-    this.respSum[cls]! += responseMs;
+  /** A job left its queue for a board after waiting `waitMs` (the quota loop's response time, as the paper's). */
+  dispatched(cls: number, waitMs: number): void {
+    this.respSum[cls]! += waitMs;
     this.respCount[cls]!++;
+  }
+
+  /** An answer went out: its size (utilization). */
+  answered(answerBytes: number): void {
     this.adapt?.monitor.record(answerBytes);
   }
 
-  /** One control period of both loops. */
-  period(): void {
+  /**
+   * One control period of both loops. Per class: how long its oldest queued job has waited, how
+   * many wait, and the recent service time. The quota loop's wait per class is the largest of the
+   * mean wait of what it dispatched this period (the paper's measure), the oldest job's wait so far
+   * (a class that gets no slot at all shows up late, not silent), and the wait its queue predicts
+   * (queued × service / slots: a batch is over before its completions would tell).
+   */
+  period(queues: { oldestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: readonly number[] } = { oldestWaitMs: [], queued: [], serviceMs: [] }): void {
     if (this.adapt) {
       const a = this.cfg.qos.adaptation!;
       this.adapt.U = this.adapt.monitor.take(this.cfg.qos.periodMs, a.a, a.b).U;
       this.adapt.ctl.step(this.adapt.U);
     }
     if (this.quota) {
-      this.quota.period(this.respCount.map((n, i) => (n > 0 ? this.respSum[i]! / n : undefined)));
+      const quotas = this.quota.quotas;
+      const wait = this.respCount.map((n, i) => {
+        const seen = [
+          n > 0 ? this.respSum[i]! / n : undefined,
+          queues.oldestWaitMs[i],
+          (queues.queued[i] ?? 0) > 0 && (queues.serviceMs[i] ?? 0) > 0 ? (queues.queued[i]! * queues.serviceMs[i]!) / quotas[i]! : undefined,
+        ];
+        const known = seen.filter((x): x is number => x !== undefined);
+        return known.length > 0 ? Math.max(...known) : undefined;
+      });
+      this.quota.period(wait);
       this.respSum.fill(0);
       this.respCount.fill(0);
     }

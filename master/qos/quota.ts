@@ -1,15 +1,35 @@
 // Per-class worker quota control (paper 003): the slots (requests in flight at once) are divided
-// among classes; every period each class's response time is compared with its target and slots
-// move from classes that are faster than needed — or, under saturation, from the lowest classes —
-// to the classes missing their targets, highest priority first. Low classes slow down first. Pure.
+// among classes. Every period each class's response time (the paper's: time waiting in the
+// queue) is compared with its target, as a relative error e = (measured − target) / target.
+//   - A class missing its target (e > MISS) takes ⌈gain · e · quota⌉ slots (at most STEP_MAX of
+//     all slots), from the classes *below* it only, lowest priority first, down to minSlots each:
+//     under saturation the low classes slow down first, and a higher class never gives to a lower
+//     one while it needs its slots.
+//   - A class comfortably inside its target (e < −SURPLUS) that holds more than its initial share
+//     gives ⌈gain · |e| · extra⌉ of the extra back, to the classes below it that hold less than
+//     theirs, highest first (slots drift home once the pressure is gone).
+// The gap between MISS and −SURPLUS is the hysteresis, and a class gives back only after
+// CALM_PERIODS comfortable periods in a row: a class that just took slots (its wait falls at once)
+// does not give them back while its backlog lasts, so quotas do not swing. Pure.
 
 export interface QuotaClass {
   targetMs: number;
   priority: number;
 }
 
+/** Over its target by more than this: the class takes slots. */
+export const MISS = 0.05;
+/** Under its target by more than this: a class above its initial share gives some back. */
+export const SURPLUS = 0.3;
+/** The most slots one class takes in one period, as a share of all slots. */
+export const STEP_MAX = 0.2;
+/** Periods in a row a class must stay comfortably inside its target before it gives slots back. */
+export const CALM_PERIODS = 3;
+
 export class QuotaController {
   readonly quotas: number[];
+  readonly base: readonly number[];
+  private readonly calm: number[];
   constructor(
     readonly classes: readonly QuotaClass[],
     readonly total: number,
@@ -20,28 +40,41 @@ export class QuotaController {
     const each = Math.floor(total / classes.length);
     this.quotas = classes.map(() => each);
     this.quotas[0]! += total - each * classes.length;
+    this.base = [...this.quotas];
+    this.calm = classes.map(() => 0);
   }
 
-  /** One period: mean response time per class (undefined = nothing completed). */
+  /** One period: the mean queue wait per class (undefined = nothing dispatched, no information). */
   period(measuredMs: ReadonlyArray<number | undefined>): number[] {
-    const err = this.classes.map((c, i) => (measuredMs[i] === undefined ? 0 : (measuredMs[i]! - c.targetMs) / c.targetMs));
-    const byPriority = this.classes.map((_, i) => i).sort((a, b) => this.classes[a]!.priority - this.classes[b]!.priority);
-    for (const needy of byPriority) {
-      if (err[needy]! <= 0) continue;
-      let want = Math.max(1, Math.round(this.gain * err[needy]! * this.quotas[needy]!));
-      // Donors: faster-than-target classes first, then the lowest-priority ones below the needy class.
-      const donors = [...byPriority]
-        .reverse()
-        .filter((d) => d !== needy)
-        .sort((a, b) => Number(err[a]! > 0) - Number(err[b]! > 0));
-      for (const d of donors) {
-        if (want === 0) break;
-        if (err[d]! > 0 && this.classes[d]!.priority <= this.classes[needy]!.priority) continue;
+    const err = this.classes.map((c, i) => (measuredMs[i] === undefined ? undefined : (measuredMs[i]! - c.targetMs) / c.targetMs));
+    const order = this.classes.map((_, i) => i).sort((a, b) => this.classes[a]!.priority - this.classes[b]!.priority);
+    const below = (i: number) => order.filter((d) => this.classes[d]!.priority > this.classes[i]!.priority);
+    for (const needy of order) {
+      const e = err[needy];
+      if (e === undefined || e <= MISS) continue;
+      let want = Math.min(Math.ceil(this.gain * e * this.quotas[needy]!), Math.ceil(STEP_MAX * this.total));
+      for (const d of below(needy).reverse()) {
         const give = Math.min(want, this.quotas[d]! - this.minSlots);
         if (give <= 0) continue;
         this.quotas[d]! -= give;
         this.quotas[needy]! += give;
         want -= give;
+        if (want === 0) break;
+      }
+    }
+    for (const rich of order) {
+      const e = err[rich];
+      this.calm[rich] = e !== undefined && e < -SURPLUS ? this.calm[rich]! + 1 : 0;
+      const extra = this.quotas[rich]! - this.base[rich]!;
+      if (this.calm[rich]! < CALM_PERIODS || extra <= 0) continue;
+      let back = Math.min(extra, Math.ceil(this.gain * -(e ?? 0) * extra));
+      for (const d of below(rich)) {
+        const owed = Math.min(back, this.base[d]! - this.quotas[d]!);
+        if (owed <= 0 || (err[d] !== undefined && err[d]! < -SURPLUS)) continue;
+        this.quotas[d]! += owed;
+        this.quotas[rich]! -= owed;
+        back -= owed;
+        if (back === 0) break;
       }
     }
     return [...this.quotas];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { calibrate, clientPosition, LoadMonitor, treeFor, UtilizationController } from '../../master/qos/adaptation.ts';
 import { AdmissionController } from '../../master/qos/admission.ts';
-import { QuotaController } from '../../master/qos/quota.ts';
+import { MISS, QuotaController } from '../../master/qos/quota.ts';
 import { rng } from '../sim/simulator.ts';
 
 test('admission: target_in = in + q0·e(t) + q1·e(t−T) (in = admitted), p = target_in / predicted', () => {
@@ -110,7 +110,7 @@ test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload 
   for (const u of settled) assert.ok(Math.abs(u - 0.85) <= 0.05, `U ${u.toFixed(3)} (G ${c.G.toFixed(2)})`);
 });
 
-test('quota: slots move to the class missing its target, from faster or lower classes; low classes slow down first', () => {
+test('quota: a class missing its target takes ⌈gain·e·quota⌉ from the classes below it, lowest first; never from above; comfortable classes give extra back', () => {
   const q = new QuotaController(
     [
       { targetMs: 5, priority: 0 },
@@ -121,16 +121,29 @@ test('quota: slots move to the class missing its target, from faster or lower cl
     0.5,
   );
   assert.deepEqual(q.quotas, [25, 25, 25]);
-  // Class 0 at 10 s (100% over), class 2 at 7.5 s (50% under): 0.5 · 1.0 · 25 = 12.5 → 13 slots from class 2.
+  // Class 0 at 10 (e = +1.0): ⌈.5·1·25⌉ = 13 slots, from class 2 (the lowest) first.
   assert.deepEqual(q.period([10, 10, 7.5]), [38, 25, 12]);
-  // Saturated (everyone late): class 0 (+20%) takes round(.5·.2·38) = 4, class 1 (+20%) takes
-  // round(.5·.2·25) = 3, both from the lowest class, which is late too (+100%) but has no one below it.
+  // Saturated (everyone late, e = .2/.2/1): class 0 takes ⌈.5·.2·38⌉ = 4, class 1 ⌈.5·.2·25⌉ = 3,
+  // both from class 2; class 2 (+100%) has nobody below it and takes nothing from above.
   assert.deepEqual(q.period([6, 12, 30]), [42, 28, 5]);
   assert.equal(q.canRun(2, 4), true);
   assert.equal(q.canRun(2, 5), false);
+  // Pressure gone for class 0 (e = −0.8): nothing moves for two periods (hysteresis in time); on the
+  // third calm one it gives back ⌈.5·.8·17⌉ = 7 of its 17 extra, to class 2 (below its share; class 1
+  // is above its own); class 1 (e = −0.5) gives ⌈.5·.5·3⌉ = 1 of its 3 extra, to class 2.
+  assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
+  assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
+  assert.deepEqual(q.period([1, 5, 30]), [35, 27, 13]);
+  // Inside the hysteresis band (−0.3 ≤ e ≤ 0.05): nothing moves.
+  assert.deepEqual(q.period([4, 9.5, 15.5]), [35, 27, 13]);
+  assert.equal(
+    q.quotas.reduce((a, b) => a + b, 0),
+    75,
+    'slots are conserved',
+  );
 });
 
-test('quota closed loop (003): response times move toward their targets', () => {
+test('quota closed loop (003): class 0 reaches its target and no quota changes direction more than twice', () => {
   const q = new QuotaController(
     [
       { targetMs: 5000, priority: 0 },
@@ -138,15 +151,20 @@ test('quota closed loop (003): response times move toward their targets', () => 
       { targetMs: 15000, priority: 2 },
     ],
     75,
-    0.3,
+    0.5,
   );
-  // Backlogs 130/90/50 requests of 1 s work: a class with s slots answers in ≈ backlog/s seconds.
+  // Backlogs 130/90/50 requests of 1 s work: a class with s slots waits ≈ backlog/s seconds.
   const backlog = [130, 90, 50];
+  const history: number[][] = [[...q.quotas]];
   let r: number[] = [];
   for (let t = 0; t < 30; t++) {
     r = backlog.map((n, i) => (1000 * n) / q.quotas[i]!);
-    q.period(r);
+    history.push(q.period(r));
   }
-  assert.ok(r[0]! <= 5000 * 1.15, `class 0 at ${r[0]} ms, quotas ${q.quotas}`);
-  assert.ok(q.quotas[0]! > 25 && q.quotas[2]! < 25, `quotas ${q.quotas}`);
+  assert.ok(r[0]! <= 5000 * (1 + MISS), `class 0 at ${r[0]} ms, quotas ${q.quotas}`);
+  for (let c = 0; c < 3; c++) {
+    const steps = history.map((h) => h[c]!).flatMap((v, i, a) => (i > 0 && v !== a[i - 1] ? [Math.sign(v - a[i - 1]!)] : []));
+    const turns = steps.filter((s, i) => i > 0 && s !== steps[i - 1]).length;
+    assert.ok(turns <= 2, `class ${c} changed direction ${turns} times: ${history.map((h) => h[c]).join(' ')}`);
+  }
 });
