@@ -287,7 +287,7 @@ export class DispatchCore<P> {
         continue;
       }
       // The content level: pages adapt to load by client; device control never does.
-      const tree = this.loops.tree(job.page, job.client);
+      const tree = this.scheduler.protect(job.cls) ? TREES : this.loops.tree(job.page, job.client);
       if (tree === 0) {
         this.refuse(out, job, 'shed', 'OVERLOADED', undefined, 2, nowMs);
         continue;
@@ -298,7 +298,6 @@ export class DispatchCore<P> {
       job.tree = tree;
       job.attempts++;
       job.dispatchedMs = nowMs;
-      this.loops.dispatched(job.cls, nowMs - job.enqueuedMs);
       job.id = this.nextId;
       this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
       this.inflight[job.cls]!++;

@@ -30,6 +30,7 @@ export function schedulerFor<T extends QueueItem>(cfg: Config, limits: Scheduler
         cls.map((c) => c.mk ?? { m: 0, k: 1 }),
         cls.map((c) => c.share),
         cfg.qos.historyK,
+        cls.map((c) => c.setQoS),
       );
     default:
       return createScheduler<T>(cfg.qos.scheduler, cls, limits);

@@ -44,6 +44,8 @@ export interface Scheduler<T extends QueueItem> {
   bytes(): number;
   /** Everything still queued, in arrival order per class (for handing over on step-down). */
   drain(): T[];
+  /** Whether a class must be served at the full content level now (002: panic or critical). */
+  protect(cls: number): boolean;
   /** Schedulers with their own period (DWFS's weights) want `tick` every qos.periodMs. */
   readonly periodic: boolean;
   tick(nowMs: number): void;
@@ -110,6 +112,9 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   }
   oldest(cls: number): number | undefined {
     return this.queues[cls]?.first()?.value.item.enqueuedMs;
+  }
+  protect(_cls: number): boolean {
+    return false;
   }
   bytes(): number {
     return this.heldBytes;

@@ -66,6 +66,8 @@ export interface ClassConfig {
   /** QoS: DWFS initial weight, FPD/weakly-hard share, (m,k) constraint, response-time target. */
   readonly weight: number;
   readonly share: number;
+  /** 002: the least quality (0..1, of the last historyK answers) before the class is critical: served first among normal-mode classes, never degraded. 0: never critical. */
+  readonly setQoS: number;
   readonly mk: { m: number; k: number } | undefined;
   readonly targetMs: number;
   /** Per-class queue bound (defaults to limits.queueMax). */

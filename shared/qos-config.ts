@@ -16,6 +16,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
         deadlineMs: limits.requestTimeoutMs,
         weight: 1,
         share: 1,
+        setQoS: 0,
         mk: undefined,
         targetMs: limits.requestTimeoutMs,
       },
@@ -27,6 +28,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
         deadlineMs: limits.requestTimeoutMs,
         weight: 1,
         share: 1,
+        setQoS: 0,
         mk: undefined,
         targetMs: limits.requestTimeoutMs,
       },
@@ -41,7 +43,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       return;
     }
     // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
-    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share']);
+    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share', 'setQoS']);
     const name = r.str(c, 'name', p);
     const priority = r.int(c, 'priority', p, i, 0, 99);
     const match: MatchRule[] = [];
@@ -93,6 +95,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       deadlineMs,
       weight,
       share: num(r, c, 'share', p, weight, 0.001, 1000),
+      setQoS: num(r, c, 'setQoS', p, 0, 0, 1),
       mk,
       targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000),
     });

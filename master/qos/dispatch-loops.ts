@@ -10,13 +10,9 @@ import { QuotaController } from './quota.ts';
 export class DispatchLoops {
   private readonly adapt: { monitor: LoadMonitor; ctl: UtilizationController; U: number } | undefined;
   private readonly quota: QuotaController | undefined;
-  private readonly respSum: number[];
-  private readonly respCount: number[];
 
   constructor(private readonly cfg: Config) {
     const q = cfg.qos;
-    this.respSum = cfg.classes.map(() => 0);
-    this.respCount = cfg.classes.map(() => 0);
     if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
     // The slots to divide are the ones that run work: with masterWork 'forward' the master runs none.
     const workers = cfg.cluster.masterWork === 'forward' && cfg.boards.length > 1 ? cfg.boards.length - 1 : cfg.boards.length;
@@ -32,12 +28,6 @@ export class DispatchLoops {
     return !!(this.adapt || this.quota);
   }
 
-  /** A job left its queue for a board after waiting `waitMs` (the quota loop's response time, as the paper's). */
-  dispatched(cls: number, waitMs: number): void {
-    this.respSum[cls]! += waitMs;
-    this.respCount[cls]!++;
-  }
-
   /** An answer went out: its size (utilization). */
   answered(answerBytes: number): void {
     this.adapt?.monitor.record(answerBytes);
@@ -45,10 +35,11 @@ export class DispatchLoops {
 
   /**
    * One control period of both loops. Per class: how long its oldest queued job has waited, how
-   * many wait, and the recent service time. The quota loop's wait per class is the largest of the
-   * mean wait of what it dispatched this period (the paper's measure), the oldest job's wait so far
-   * (a class that gets no slot at all shows up late, not silent), and the wait its queue predicts
-   * (queued × service / slots: a batch is over before its completions would tell).
+   * many wait, and the recent service time. The quota loop's wait per class is what its queue
+   * says now: the larger of the oldest job's wait so far and the wait the queue predicts for a
+   * newcomer (queued × service / slots); nothing queued is no wait. (The paper averages the
+   * response times of the period's completions: that lags a whole period, and a batch is over
+   * before it tells; after a queue drains it still reports the old waits and takes slots again.)
    */
   period(queues: { oldestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: readonly number[] } = { oldestWaitMs: [], queued: [], serviceMs: [] }): void {
     if (this.adapt) {
@@ -58,18 +49,7 @@ export class DispatchLoops {
     }
     if (this.quota) {
       const quotas = this.quota.quotas;
-      const wait = this.respCount.map((n, i) => {
-        const seen = [
-          n > 0 ? this.respSum[i]! / n : undefined,
-          queues.oldestWaitMs[i],
-          (queues.queued[i] ?? 0) > 0 && (queues.serviceMs[i] ?? 0) > 0 ? (queues.queued[i]! * queues.serviceMs[i]!) / quotas[i]! : undefined,
-        ];
-        const known = seen.filter((x): x is number => x !== undefined);
-        return known.length > 0 ? Math.max(...known) : undefined;
-      });
-      this.quota.period(wait);
-      this.respSum.fill(0);
-      this.respCount.fill(0);
+      this.quota.period(this.cfg.classes.map((_, i) => ((queues.queued[i] ?? 0) === 0 ? 0 : Math.max(queues.oldestWaitMs[i] ?? 0, (queues.queued[i]! * (queues.serviceMs[i] ?? 0)) / quotas[i]!))));
     }
   }
 

@@ -1,10 +1,14 @@
 // Weakly-hard real-time scheduling (paper 002). Each class has an (m, k) constraint — at least m
 // deadlines met in any k consecutive — and a µ-pattern of its last k outcomes (1 met, 0 missed).
 // The critical function CF = met(last k−1) − m + 1: ≥ 1 a miss is still tolerable, 0 critical
-// (the next deadline must be met), < 0 violated. A class with CF ≤ 0 is in panic mode and goes
-// before every normal-mode class (by its fixed priority). Normal mode: a class at or above its
-// share ProSet gets Priority = 100 − ProQoS (in %), one below its share keeps a priority above
-// 100; the highest priority goes first.
+// (the next deadline must be met), < 0 violated. A class whose CF is exactly 0 is in panic mode
+// and goes before every normal-mode class (by its fixed priority): it can still be saved. A class
+// already in violation (CF < 0) is not promoted: the paper's rule is CF = 0, and promoting a lost
+// cause takes the slots a savable class needs. Normal mode: a class whose AbsQoS (quality over
+// its last k answers) is below its SetQoS is *critical* and goes first; then a class at or above
+// its share ProSet gets Priority = 100 − ProQoS (in %), one below its share keeps a priority above
+// 100; the highest priority goes first. Classes in panic or critical are never served degraded
+// content (`protect`).
 import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
@@ -45,8 +49,12 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
   readonly shares: number[];
   promotions = 0;
 
-  constructor(classes: readonly ClassBounds[], limits: SchedulerLimits, mk: readonly MK[], shares: readonly number[], k: number) {
+  /** Per class, the least AbsQoS (as a share of k) before the class is critical. */
+  readonly setQoS: readonly number[];
+
+  constructor(classes: readonly ClassBounds[], limits: SchedulerLimits, mk: readonly MK[], shares: readonly number[], k: number, setQoS: readonly number[] = []) {
     super(classes, limits);
+    this.setQoS = classes.map((_, i) => setQoS[i] ?? 0);
     if (mk.length !== classes.length || shares.length !== classes.length) throw new Error('weakly-hard: one (m,k) and one share per class');
     const total = shares.reduce((a, b) => a + b, 0);
     this.shares = shares.map((s) => s / total);
@@ -55,7 +63,18 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
   }
 
   panic(cls: number): boolean {
-    return this.patterns[cls]!.cf <= 0;
+    return this.patterns[cls]!.cf === 0;
+  }
+
+  /** AbsQoS below SetQoS (only once the class has answered a full window). */
+  critical(cls: number): boolean {
+    const log = this.logs[cls]!;
+    return log.size >= log.k && log.absQoS < this.setQoS[cls]! * log.k;
+  }
+
+  /** Served at the full content level: a class in panic or critical must not lose quality too. */
+  override protect(cls: number): boolean {
+    return this.panic(cls) || this.critical(cls);
   }
 
   /** Normal-mode priority (higher goes first). */
@@ -68,7 +87,7 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
     const pro = proportions(this.logs);
     let best: { item: T; panic: boolean; prio: number; fixed: number; seq: number } | undefined;
     for (const h of this.heads(canRun)) {
-      const c = { item: h.item, panic: this.panic(h.cls), prio: this.priority(h.cls, pro), fixed: this.classes[h.cls]!.priority, seq: h.seq };
+      const c = { item: h.item, panic: this.panic(h.cls), prio: (this.critical(h.cls) ? 1000 : 0) + this.priority(h.cls, pro), fixed: this.classes[h.cls]!.priority, seq: h.seq };
       const better =
         !best ||
         (c.panic && !best.panic) ||
@@ -88,6 +107,12 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
   }
 
   override state(): Record<string, number | string[] | number[]> {
-    return { patterns: this.patterns.map((p) => p.pattern), cf: this.patterns.map((p) => p.cf), proQoS: proportions(this.logs).map((p) => +p.toFixed(3)), promotions: this.promotions };
+    return {
+      patterns: this.patterns.map((p) => p.pattern),
+      cf: this.patterns.map((p) => p.cf),
+      proQoS: proportions(this.logs).map((p) => +p.toFixed(3)),
+      critical: this.classes.map((_, i) => (this.critical(i) ? 1 : 0)),
+      promotions: this.promotions,
+    };
   }
 }

@@ -163,6 +163,40 @@ test('weakly-hard: a class reaching the critical state is promoted above normal-
   assert.equal(s.panic(1), false);
 });
 
+test('weakly-hard: panic is CF = 0 exactly (a class already violated is not promoted); critical is AbsQoS < SetQoS; both are served undegraded', () => {
+  // (2,4): CF = met(last 3) − 2 + 1.
+  const s = new WeaklyHardScheduler<Item>(
+    bounds(2),
+    limits,
+    [
+      { m: 2, k: 4 },
+      { m: 0, k: 1 },
+    ],
+    [1, 1],
+    4,
+    [0, 0.5],
+  );
+  const a = item('a', 0),
+    b = item('b', 1);
+  s.completed(a, outcome(3, false)); // 1110 → last 3 = 110: CF = 2 − 1 = 1
+  assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0)], ['1110', 1, false]);
+  s.completed(a, outcome(3, false)); // 1100 → 100: CF = 0: panic
+  assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0), s.protect(0)], ['1100', 0, true, true]);
+  s.completed(a, outcome(3, false)); // 1000 → 000: CF = −1: violated, no longer promoted
+  assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0)], ['1000', -1, false]);
+  // Class 1, SetQoS 0.5 of k = 4: AbsQoS 4 × 1/3 = 1.33 < 2 → critical once a full window is in.
+  for (let i = 0; i < 3; i++) s.completed(b, outcome(1));
+  assert.equal(s.critical(1), false, 'not before k answers');
+  s.completed(b, outcome(1));
+  assert.deepEqual([+s.logs[1]!.absQoS.toFixed(3), s.critical(1), s.protect(1)], [1.333, true, true]);
+  // A critical class goes before a normal-mode class of higher fixed priority.
+  s.enqueue(item('a1', 0));
+  s.enqueue(item('b1', 1));
+  assert.equal(s.take(0, all)!.name, 'b1');
+  for (let i = 0; i < 4; i++) s.completed(b, outcome(3));
+  assert.equal(s.critical(1), false, 'full quality again: AbsQoS 4 ≥ 2');
+});
+
 test('weakly-hard normal mode: a class at or above its share drops to 100 − ProQoS', () => {
   const s = new WeaklyHardScheduler<Item>(
     bounds(2),
