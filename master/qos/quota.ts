@@ -1,13 +1,18 @@
 // Per-class worker quota control (paper 003): the slots (requests in flight at once) are divided
 // among classes. Every period each class's response time (the paper's: time waiting in the
 // queue) is compared with its target, as a relative error e = (measured − target) / target.
-//   - A class missing its target (e > MISS) takes ⌈gain · e · quota⌉ slots (at most STEP_MAX of
-//     all slots), from the classes *below* it only, lowest priority first, down to minSlots each:
-//     under saturation the low classes slow down first, and a higher class never gives to a lower
-//     one while it needs its slots.
+//   - The highest-priority class missing its target (e > MISS) takes ⌈gain · e · quota⌉ slots (at
+//     most STEP_MAX of all slots), from the classes *below* it only, lowest priority first, down
+//     to minSlots each. One class per period: a lower class does not grab slots the class above
+//     it is about to take from it (that would move its quota up and straight down again). Under
+//     saturation the low classes slow down first, and a higher class never gives to a lower one
+//     while it needs its slots.
 //   - A class comfortably inside its target (e < −SURPLUS) that holds more than its initial share
-//     gives ⌈gain · |e| · extra⌉ of the extra back, to the classes below it that hold less than
-//     theirs, highest first (slots drift home once the pressure is gone).
+//     gives back what it does not need: its wait goes as 1/slots, so with q slots and wait W it
+//     needs ⌈W·q / (target·(1 − MISS))⌉ to stay inside its target; ⌈gain · (q − need)⌉ of the
+//     surplus (at most its extra) goes to the classes below it that hold less than their share,
+//     highest first. Slots drift home once the pressure is gone, and never so many that the
+//     giver misses its target again (that would be a limit cycle).
 // The gap between MISS and −SURPLUS is the hysteresis, and a class gives back only after
 // CALM_PERIODS comfortable periods in a row: a class that just took slots (its wait falls at once)
 // does not give them back while its backlog lasts, so quotas do not swing. Pure.
@@ -61,14 +66,20 @@ export class QuotaController {
         want -= give;
         if (want === 0) break;
       }
+      break;
     }
     for (const rich of order) {
       const e = err[rich];
       this.calm[rich] = e !== undefined && e < -SURPLUS ? this.calm[rich]! + 1 : 0;
       const extra = this.quotas[rich]! - this.base[rich]!;
       if (this.calm[rich]! < CALM_PERIODS || extra <= 0) continue;
-      let back = Math.min(extra, Math.ceil(this.gain * -(e ?? 0) * extra));
-      for (const d of below(rich)) {
+      const q = this.quotas[rich]!;
+      const need = Math.ceil((measuredMs[rich]! * q) / (this.classes[rich]!.targetMs * (1 - MISS)));
+      let back = Math.min(extra, Math.ceil(this.gain * (q - need)));
+      if (back <= 0) continue;
+      // To the classes below that miss their targets first, then to the others short of their share.
+      const takers = below(rich).sort((a, b) => Number((err[b] ?? 0) > MISS) - Number((err[a] ?? 0) > MISS));
+      for (const d of takers) {
         const owed = Math.min(back, this.base[d]! - this.quotas[d]!);
         if (owed <= 0 || (err[d] !== undefined && err[d]! < -SURPLUS)) continue;
         this.quotas[d]! += owed;

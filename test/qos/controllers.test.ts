@@ -123,19 +123,37 @@ test('quota: a class missing its target takes ⌈gain·e·quota⌉ from the clas
   assert.deepEqual(q.quotas, [25, 25, 25]);
   // Class 0 at 10 (e = +1.0): ⌈.5·1·25⌉ = 13 slots, from class 2 (the lowest) first.
   assert.deepEqual(q.period([10, 10, 7.5]), [38, 25, 12]);
-  // Saturated (everyone late, e = .2/.2/1): class 0 takes ⌈.5·.2·38⌉ = 4, class 1 ⌈.5·.2·25⌉ = 3,
-  // both from class 2; class 2 (+100%) has nobody below it and takes nothing from above.
-  assert.deepEqual(q.period([6, 12, 30]), [42, 28, 5]);
-  assert.equal(q.canRun(2, 4), true);
-  assert.equal(q.canRun(2, 5), false);
-  // Pressure gone for class 0 (e = −0.8): nothing moves for two periods (hysteresis in time); on the
-  // third calm one it gives back ⌈.5·.8·17⌉ = 7 of its 17 extra, to class 2 (below its share; class 1
-  // is above its own); class 1 (e = −0.5) gives ⌈.5·.5·3⌉ = 1 of its 3 extra, to class 2.
+  // Saturated (everyone late, e = .2/.2/1): only the highest class missing takes this period:
+  // class 0, ⌈.5·.2·38⌉ = 4, from class 2. Class 1 waits its turn (it would lose them to class 0).
+  assert.deepEqual(q.period([6, 12, 30]), [42, 25, 8]);
+  assert.equal(q.canRun(2, 7), true);
+  assert.equal(q.canRun(2, 8), false);
+  // Class 0 within its target now: class 1 takes ⌈.5·.2·25⌉ = 3 from class 2; class 2 (+100%) has
+  // nobody below it and takes nothing from above.
+  assert.deepEqual(q.period([5, 12, 30]), [42, 28, 5]);
+  // Pressure gone for class 0 (wait 1 against 5): nothing moves for two periods (hysteresis in time);
+  // on the third calm one it needs ⌈1·42 / (5·0.95)⌉ = 9 slots, so it gives ⌈.5·(42 − 9)⌉ = 17 (all
+  // its extra) to class 2 (missing its target, below its share; class 1 is above its own). Class 1
+  // (wait 5 against 10) needs ⌈5·28 / 9.5⌉ = 15 and gives its 3 extra, to class 2.
   assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
   assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
-  assert.deepEqual(q.period([1, 5, 30]), [35, 27, 13]);
+  assert.deepEqual(q.period([1, 5, 30]), [25, 25, 25]);
+  // A class that would miss again without them keeps its slots. Class 0 takes ⌈.5·1·25⌉ = 13, capped
+  // at 20% of 50 = 10 per period → [35, 15]; at wait 3.4 against 5 it needs ⌈3.4·35/4.75⌉ = 26, so
+  // after three calm periods it gives back ⌈.5·(35 − 26)⌉ = 5 of its 10 extra, not all.
+  const r = new QuotaController(
+    [
+      { targetMs: 5, priority: 0 },
+      { targetMs: 10, priority: 1 },
+    ],
+    50,
+    0.5,
+  );
+  assert.deepEqual(r.period([10, 5]), [35, 15]);
+  for (let i = 0; i < 2; i++) assert.deepEqual(r.period([3.4, 9]), [35, 15]);
+  assert.deepEqual(r.period([3.4, 9]), [30, 20], 'to class 1, near its target (a class comfortable itself gets none)');
   // Inside the hysteresis band (−0.3 ≤ e ≤ 0.05): nothing moves.
-  assert.deepEqual(q.period([4, 9.5, 15.5]), [35, 27, 13]);
+  assert.deepEqual(q.period([4, 9.5, 15.5]), [25, 25, 25]);
   assert.equal(
     q.quotas.reduce((a, b) => a + b, 0),
     75,
