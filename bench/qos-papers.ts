@@ -16,8 +16,7 @@ mkdirSync(OUT, { recursive: true });
 const only = process.argv[2];
 const S = 100,
   C = 4,
-  BOARDS = 3,
-  CAPACITY = (BOARDS * C * 1000) / S;
+  BOARDS = 3;
 
 async function cluster(extra: Record<string, unknown>): Promise<{ base: string; stop(): Promise<void> }> {
   const ports = await freePorts(2 * BOARDS);
@@ -135,20 +134,19 @@ if (!only || only === '004') {
         const all = Object.values(r.classes).flatMap((x) => x.latencies);
         means.push(mean(all));
         p99s.push(pct(all, 0.99));
-        kinds.forEach((k, j) => perKind[j]!.push(mean(r.classes[k]?.latencies ?? [])));
+        for (const [j, k] of kinds.entries()) perKind[j]!.push(mean(r.classes[k]?.latencies ?? []));
         lastQueues = queues;
       }
       const range = (xs: number[]) => `${Math.round(mean(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
       rows.push(`| ${load}× | ${scheduler} | ${range(means)} | ${range(p99s)} | ${perKind.map((x) => Math.round(mean(x))).join(' / ')} |`);
       if (load === 1.1)
-        kinds.forEach((k, j) =>
+        for (const [j, k] of kinds.entries())
           queueSeries.push({
             name: `${scheduler} ${k}`,
             color: ['#0b63c5', '#b3261e', '#1b7f3b', '#8a4fff'][j]!,
             dash: scheduler === 'fifo',
             points: lastQueues.map((q, t) => [t / 4, q[j]!] as [number, number]),
-          }),
-        );
+          });
     }
     rows.push(`| ${load}× | simulated FIFO / SJF, same arrivals, 8 servers, no overhead | ${Math.round(simulate(rate, 8, false))} / ${Math.round(simulate(rate, 8, true))} | | |`);
   }

@@ -201,8 +201,8 @@ export class DispatchCore<P> {
         for (const job of this.reserve.stale(cls, this.periodN, after)) this.refuse(out, job, 'refused', 'QUEUE_FULL', `refused after ${after} periods in the reserve queue`, 2, nowMs);
       }
     }
-    const oldest = cfg.classes.map((_, i) => this.scheduler.oldest(i));
-    this.loops.period({ oldestWaitMs: oldest.map((at) => (at === undefined ? undefined : nowMs - at)), queued: cfg.classes.map((_, i) => this.scheduler.size(i)), serviceMs: this.serviceMs });
+    const newest = cfg.classes.map((_, i) => this.scheduler.newest(i));
+    this.loops.period({ newestWaitMs: newest.map((at) => (at === undefined ? undefined : nowMs - at)), queued: cfg.classes.map((_, i) => this.scheduler.size(i)), serviceMs: this.serviceMs });
     this.scheduler.tick(nowMs);
     return this.pumpInto(out, nowMs);
   }

@@ -40,6 +40,10 @@ export class LinkedQueue<T> {
     return this.head;
   }
 
+  last(): QueueNode<T> | undefined {
+    return this.tail;
+  }
+
   *nodes(limit = Infinity): Generator<QueueNode<T>> {
     let n = this.head;
     for (let i = 0; n && i < limit; i++) {

@@ -39,8 +39,8 @@ export interface Scheduler<T extends QueueItem> {
   /** Remove and return every item queued past its class deadline. */
   expire(nowMs: number): T[];
   size(cls?: number): number;
-  /** When the oldest item of a class still waiting arrived (undefined: none waits). */
-  oldest(cls: number): number | undefined;
+  /** When the newest item of a class still waiting arrived (undefined: none waits). */
+  newest(cls: number): number | undefined;
   bytes(): number;
   /** Everything still queued, in arrival order per class (for handing over on step-down). */
   drain(): T[];
@@ -110,8 +110,8 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
     if (cls !== undefined) return this.queues[cls]?.size ?? 0;
     return this.where.size;
   }
-  oldest(cls: number): number | undefined {
-    return this.queues[cls]?.first()?.value.item.enqueuedMs;
+  newest(cls: number): number | undefined {
+    return this.queues[cls]?.last()?.value.item.enqueuedMs;
   }
   protect(_cls: number): boolean {
     return false;

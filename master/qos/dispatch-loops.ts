@@ -34,22 +34,28 @@ export class DispatchLoops {
   }
 
   /**
-   * One control period of both loops. Per class: how long its oldest queued job has waited, how
+   * One control period of both loops. Per class: how long its newest queued job has waited, how
    * many wait, and the recent service time. The quota loop's wait per class is what its queue
-   * says now: the larger of the oldest job's wait so far and the wait the queue predicts for a
-   * newcomer (queued × service / slots); nothing queued is no wait. (The paper averages the
+   * says now: the wait its last job in line will have had when served (its age so far + queued ×
+   * service / slots); nothing queued is no wait. (The paper averages the
    * response times of the period's completions: that lags a whole period, and a batch is over
    * before it tells; after a queue drains it still reports the old waits and takes slots again.)
    */
-  period(queues: { oldestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: readonly number[] } = { oldestWaitMs: [], queued: [], serviceMs: [] }): void {
+  period(queues: { newestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: readonly number[] } = { newestWaitMs: [], queued: [], serviceMs: [] }): void {
     if (this.adapt) {
       const a = this.cfg.qos.adaptation!;
       this.adapt.U = this.adapt.monitor.take(this.cfg.qos.periodMs, a.a, a.b).U;
       this.adapt.ctl.step(this.adapt.U);
     }
     if (this.quota) {
+      // The wait of the last job in line when it is served: its age so far (sunk) plus the queue
+      // ahead of it at this class's slots (Little: for a steady queue the age is near 0).
       const quotas = this.quota.quotas;
-      this.quota.period(this.cfg.classes.map((_, i) => ((queues.queued[i] ?? 0) === 0 ? 0 : Math.max(queues.oldestWaitMs[i] ?? 0, (queues.queued[i]! * (queues.serviceMs[i] ?? 0)) / quotas[i]!))));
+      const sunk = this.cfg.classes.map((_, i) => ((queues.queued[i] ?? 0) === 0 ? 0 : (queues.newestWaitMs[i] ?? 0)));
+      this.quota.period(
+        this.cfg.classes.map((_, i) => ((queues.queued[i] ?? 0) === 0 ? 0 : sunk[i]! + (queues.queued[i]! * (queues.serviceMs[i] ?? 0)) / quotas[i]!)),
+        sunk,
+      );
     }
   }
 

@@ -35,6 +35,7 @@ export class QuotaController {
   readonly quotas: number[];
   readonly base: readonly number[];
   private readonly calm: number[];
+  private sunk: ReadonlyArray<number> = [];
   constructor(
     readonly classes: readonly QuotaClass[],
     readonly total: number,
@@ -49,8 +50,13 @@ export class QuotaController {
     this.calm = classes.map(() => 0);
   }
 
-  /** One period: the mean queue wait per class (undefined = nothing dispatched, no information). */
-  period(measuredMs: ReadonlyArray<number | undefined>): number[] {
+  /**
+   * One period: the wait per class (undefined = no information). `sunkMs`: the part of each wait
+   * already spent (the age of the last job in line), which more slots cannot shorten; the rest
+   * goes as 1/slots.
+   */
+  period(measuredMs: ReadonlyArray<number | undefined>, sunkMs: ReadonlyArray<number> = []): number[] {
+    this.sunk = sunkMs;
     const err = this.classes.map((c, i) => (measuredMs[i] === undefined ? undefined : (measuredMs[i]! - c.targetMs) / c.targetMs));
     const order = this.classes.map((_, i) => i).sort((a, b) => this.classes[a]!.priority - this.classes[b]!.priority);
     const below = (i: number) => order.filter((d) => this.classes[d]!.priority > this.classes[i]!.priority);
@@ -73,14 +79,16 @@ export class QuotaController {
       this.calm[rich] = e !== undefined && e < -SURPLUS ? this.calm[rich]! + 1 : 0;
       const extra = this.quotas[rich]! - this.base[rich]!;
       if (this.calm[rich]! < CALM_PERIODS || extra <= 0) continue;
-      const q = this.quotas[rich]!;
-      const need = Math.ceil((measuredMs[rich]! * q) / (this.classes[rich]!.targetMs * (1 - MISS)));
-      let back = Math.min(extra, Math.ceil(this.gain * (q - need)));
+      let back = Math.min(extra, Math.ceil(this.gain * (this.quotas[rich]! - this.need(rich, measuredMs[rich]!))));
       if (back <= 0) continue;
-      // To the classes below that miss their targets first, then to the others short of their share.
-      const takers = below(rich).sort((a, b) => Number((err[b] ?? 0) > MISS) - Number((err[a] ?? 0) > MISS));
+      // To the classes below that miss their targets, as many as they need (their share at least);
+      // only when none below misses, to the others short of their share. (A class given slots it
+      // does not need would lose them again to one that does: a turn for nothing.)
+      const missing = below(rich).filter((d) => (err[d] ?? 0) > MISS);
+      const takers = missing.length > 0 ? missing : below(rich);
       for (const d of takers) {
-        const owed = Math.min(back, this.base[d]! - this.quotas[d]!);
+        const wants = missing.length > 0 ? this.need(d, measuredMs[d]!) : this.base[d]!;
+        const owed = Math.min(back, wants - this.quotas[d]!);
         if (owed <= 0 || (err[d] !== undefined && err[d]! < -SURPLUS)) continue;
         this.quotas[d]! += owed;
         this.quotas[rich]! -= owed;
@@ -89,6 +97,13 @@ export class QuotaController {
       }
     }
     return [...this.quotas];
+  }
+
+  /** Slots class i needs to wait within its target: what is left of its wait goes as 1/slots. */
+  private need(i: number, waitMs: number): number {
+    const sunk = Math.min(this.sunk[i] ?? 0, waitMs);
+    const room = this.classes[i]!.targetMs * (1 - MISS) - sunk;
+    return room <= 0 ? this.total : Math.ceil(((waitMs - sunk) * this.quotas[i]!) / room);
   }
 
   canRun(cls: number, inFlight: number): boolean {
