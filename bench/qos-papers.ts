@@ -344,7 +344,7 @@ if (!only || only === '002') {
       for (let run = 0; run < RUNS; run++) {
         const c = await cluster({
           classes: names
-            .map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, setQoS: 0.5, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] }))
+            .map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, setQoS: 0.3, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] }))
             .concat([{ name: 'other', priority: 9, mk: [0, 1], match: [{ pathPrefix: '/' }] } as never]),
           qos: { scheduler: m.scheduler, periodMs: 500, historyK: 20, ...(m.adapt ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.5, a: 0.006, b: 0.0000001 } } : {}) },
         });
@@ -377,7 +377,7 @@ if (!only || only === '002') {
     '',
     '![](paper002-weakly-hard.svg)',
     '',
-    `Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, SetQoS 0.5, target 400 ms; pages of 100 ms at the full level (80/s is capacity), open loop for 4 s per run, ${RUNS} runs per point. FCFS: one queue in arrival order, full pages; WQS precise: the weakly-hard scheduler, full pages; WQS imprecise: the scheduler with content adaptation (lighter pages under load, never for a class in panic or critical).`,
+    `Six classes A–F, (3,5) each, shares 6:5:4:3:2:1, SetQoS 0.3, target 400 ms; pages of 100 ms at the full level (80/s is capacity), open loop for 4 s per run, ${RUNS} runs per point. FCFS: one queue in arrival order, full pages; WQS precise: the weakly-hard scheduler, full pages; WQS imprecise: the scheduler with content adaptation (lighter pages under load, never for a class in panic or critical).`,
     '',
     '| load | mode | within target, all classes % (range over runs) | within target per class A / B / C / D / E / F % |',
     '|---|---|---|---|',

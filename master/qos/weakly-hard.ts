@@ -7,8 +7,8 @@
 // cause takes the slots a savable class needs. Normal mode: a class whose AbsQoS (quality over
 // its last k answers) is below its SetQoS is *critical* and goes first; then a class at or above
 // its share ProSet gets Priority = 100 − ProQoS (in %), one below its share keeps a priority above
-// 100; the highest priority goes first. Classes in panic or critical are never served degraded
-// content (`protect`).
+// 100; the highest priority goes first. A critical class is never served degraded content
+// (`protect`); one in panic may be (a lighter answer meets its deadline sooner).
 import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
@@ -72,9 +72,13 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
     return log.size >= log.k && log.absQoS < this.setQoS[cls]! * log.k;
   }
 
-  /** Served at the full content level: a class in panic or critical must not lose quality too. */
+  /**
+   * Served at the full content level: a critical class (quality under its SetQoS) must not lose
+   * more. A class in panic is not protected: a lighter answer is faster, and its next deadline is
+   * what it must meet (the imprecise computation's point).
+   */
   override protect(cls: number): boolean {
-    return this.panic(cls) || this.critical(cls);
+    return this.critical(cls);
   }
 
   /** Normal-mode priority (higher goes first). */

@@ -163,7 +163,7 @@ test('weakly-hard: a class reaching the critical state is promoted above normal-
   assert.equal(s.panic(1), false);
 });
 
-test('weakly-hard: panic is CF = 0 exactly (a class already violated is not promoted); critical is AbsQoS < SetQoS; both are served undegraded', () => {
+test('weakly-hard: panic is CF = 0 exactly (a class already violated is not promoted); critical is AbsQoS < SetQoS, served first and undegraded', () => {
   // (2,4): CF = met(last 3) − 2 + 1.
   const s = new WeaklyHardScheduler<Item>(
     bounds(2),
@@ -181,7 +181,7 @@ test('weakly-hard: panic is CF = 0 exactly (a class already violated is not prom
   s.completed(a, outcome(3, false)); // 1110 → last 3 = 110: CF = 2 − 1 = 1
   assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0)], ['1110', 1, false]);
   s.completed(a, outcome(3, false)); // 1100 → 100: CF = 0: panic
-  assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0), s.protect(0)], ['1100', 0, true, true]);
+  assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0), s.protect(0)], ['1100', 0, true, false]);
   s.completed(a, outcome(3, false)); // 1000 → 000: CF = −1: violated, no longer promoted
   assert.deepEqual([s.patterns[0]!.pattern, s.patterns[0]!.cf, s.panic(0)], ['1000', -1, false]);
   // Class 1, SetQoS 0.5 of k = 4: AbsQoS 4 × 1/3 = 1.33 < 2 → critical once a full window is in.
