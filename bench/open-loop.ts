@@ -9,6 +9,10 @@ export interface ClassResult {
   failed: number;
   timeouts: number;
   latencies: number[];
+  /** 503 answers (refused: admission, adaptation at level 0, a full queue). */
+  refused: number;
+  /** The content level of each 200 answer (X-EWS-Tree), where the server says. */
+  trees: number[];
 }
 
 /** Results per class, and `elapsedS`: from the first request sent to the last answer or timeout. */
@@ -29,7 +33,7 @@ export async function openLoop(
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const { cls, path, headers } = pick(i);
-    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [] };
+    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [], refused: 0, trees: [] };
     const r = out[cls];
     r.sent++;
     const t0 = performance.now();
@@ -41,7 +45,12 @@ export async function openLoop(
             if (res.statusCode === 200) {
               r.ok++;
               r.latencies.push(performance.now() - t0);
-            } else r.failed++;
+              const tree = Number(res.headers['x-ews-tree']);
+              if (tree > 0) r.trees.push(tree);
+            } else {
+              r.failed++;
+              if (res.statusCode === 503) r.refused++;
+            }
             resolve();
           });
         });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runCalibrate } from '../node/calibrate.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { openLoop, pct } from './open-loop.ts';
@@ -263,61 +264,96 @@ if (!only || only === '003') {
   );
 }
 
-// ---- 000: U and G over time under a load step, with and without adaptation; requests refused ----
+// ---- 000: admission and content adaptation under a load step, calibrated; FPD against priority ----
 if (!only || only === '000') {
+  // Pages whose cost is their size (no sleep): 60 kB at the full level, proportionally less at
+  // lighter levels, from 200 client addresses. a and b come from `ews calibrate` on the same
+  // cluster; the step goes from half the calibrated capacity at that size to 1.5× it.
+  const RUNS = Number(process.env.QOS_RUNS ?? 3);
+  const SIZE = 60_000;
+  const cal = await cluster({});
+  const { a, b, points } = await runCalibrate(cal.base, { seconds: 1, sizes: [4096, 16_384, SIZE, 131_072] }, () => {});
+  await cal.stop();
+  const rmax = points.find((p) => p.bytes === SIZE)!.R;
+  const pick = (cls: string) => (i: number) => ({ cls, path: `/echo/${cls}?ms=0&bytes=${SIZE}`, headers: { 'x-forwarded-for': `10.1.0.${i % 200}` } });
+  const adaptation = { trees: 3, targetUtilization: 0.85, k: 1, a, b };
+  const admission = { targetQueue: 8, q0: 0.8, q1: -0.5, refuseAfterPeriods: 2, reserveMax: 200 };
   const rows: string[] = [];
   const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
-  for (const adapt of [false, true]) {
-    const c = await cluster({ qos: { scheduler: 'priority', periodMs: 500, ...(adapt ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.5, a: 0.002, b: 0.0000001 } } : {}) } });
-    const trace: Array<[number, number]> = [],
-      gTrace: Array<[number, number]> = [];
-    const t0 = Date.now();
-    let stop = false;
-    const sampler = (async () => {
-      while (!stop) {
-        const s = (await (await fetch(`${c.base}/api/stats`)).json()) as { qos: { U?: number; G?: number } };
-        if (s.qos.U !== undefined) trace.push([Math.round((Date.now() - t0) / 1000), s.qos.U]);
-        if (s.qos.G !== undefined) gTrace.push([Math.round((Date.now() - t0) / 1000), s.qos.G]);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    })();
-    // Pages (60 ms of work, 60 kB at the full level; less at lighter levels) from 200 clients:
-    // 60 req/s for 5 s, then 3× for 10 s.
-    const pick = (i: number) => ({ cls: 'page', path: `/echo/page?ms=60&bytes=60000`, headers: { 'x-forwarded-for': `10.1.${(i % 200) >> 8}.${i % 200}` } });
-    const low = await openLoop(c.base, 60, 5, pick, 5000);
-    const high = await openLoop(c.base, 180, 10, pick, 5000);
-    stop = true;
-    await sampler;
-    await c.stop();
-    const refused = high.classes.page!.failed;
-    rows.push(
-      `| ${adapt ? 'with adaptation' : 'without'} | ${low.classes.page!.ok} | ${high.classes.page!.ok} | ${refused} | ${
-        adapt
-          ? (
-              trace
-                .slice(-6)
-                .map((p) => p[1])
-                .reduce((a, b) => a + b, 0) / 6
-            ).toFixed(2)
-          : '—'
-      } | ${adapt ? gTrace.at(-1)?.[1] : 3} |`,
-    );
-    if (adapt) {
-      series.push({ name: 'U', color: '#0b63c5', points: trace });
-      series.push({ name: 'G / 3', color: '#1b7f3b', dash: true, points: gTrace.map(([t, g]) => [t, g / 3]) });
+  const range = (xs: number[], d = 0) => `${mean(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
+  const modes = [
+    { name: 'neither', qos: {}, color: '#e8710a' },
+    { name: 'admission', qos: { admission }, color: '#8a4fff' },
+    { name: 'adaptation', qos: { adaptation }, color: '#0b63c5' },
+    { name: 'both', qos: { admission, adaptation }, color: '#1b7f3b' },
+  ];
+  for (const m of modes) {
+    const p50: number[] = [],
+      p99: number[] = [],
+      refused: number[] = [],
+      rate: number[] = [],
+      quality: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const c = await cluster({ qos: { scheduler: 'priority', periodMs: 250, ...m.qos } });
+      await openLoop(c.base, 0.5 * rmax, 3, pick('page'), 5000);
+      const high = await openLoop(c.base, 1.5 * rmax, 6, pick('page'), 5000);
+      await c.stop();
+      const x = high.classes.page!;
+      p50.push(pct(x.latencies, 0.5));
+      p99.push(pct(x.latencies, 0.99));
+      refused.push((100 * x.refused) / Math.max(1, x.sent));
+      rate.push(x.ok / high.elapsedS);
+      quality.push(x.trees.length ? mean(x.trees) / 3 : 1);
     }
+    rows.push(`| ${m.name} | ${range(p50)} | ${range(p99)} | ${range(refused, 1)} | ${range(rate)} | ${range(quality, 2)} |`);
+    series.push({
+      name: m.name,
+      color: m.color,
+      points: [
+        [0, mean(p50)],
+        [1, mean(p99)],
+      ],
+    });
   }
-  writeFileSync(join(OUT, 'paper000-adaptation.svg'), lineChart('000: utilisation U and content level G under a 3× load step at 5 s', 'seconds', 'U (and G/3)', series));
+  writeFileSync(join(OUT, 'paper000-adaptation.svg'), lineChart('000: latency after a step to 1.5× the calibrated capacity (0 = p50, 1 = p99)', 'percentile', 'ms', series));
+  // FPD against priority: two classes, gold (share 2) and silver (share 1), both adapted, at 1.5×.
+  const fpdRows: string[] = [];
+  for (const scheduler of ['priority', 'fpd']) {
+    const got: Record<string, { ok: number[]; quality: number[] }> = { gold: { ok: [], quality: [] }, silver: { ok: [], quality: [] } };
+    for (let run = 0; run < RUNS; run++) {
+      const c = await cluster({
+        classes: [
+          { name: 'gold', priority: 0, share: 2, match: [{ pathPrefix: '/echo/gold' }] },
+          { name: 'silver', priority: 1, share: 1, match: [{ pathPrefix: '/' }] },
+        ],
+        qos: { scheduler, periodMs: 250, historyK: 50, adaptation },
+      });
+      const r = await openLoop(c.base, 1.5 * rmax, 6, (i) => pick(i % 2 ? 'silver' : 'gold')(i), 5000);
+      await c.stop();
+      for (const k of ['gold', 'silver']) {
+        const x = r.classes[k]!;
+        got[k]!.ok.push((100 * x.ok) / Math.max(1, x.sent));
+        got[k]!.quality.push(x.trees.length ? mean(x.trees) / 3 : 0);
+      }
+    }
+    fpdRows.push(`| ${scheduler} | ${range(got.gold!.ok)} / ${range(got.silver!.ok)} | ${range(got.gold!.quality, 2)} / ${range(got.silver!.quality, 2)} |`);
+  }
   md.push(
-    '## 000 — content adaptation under a load step',
+    '## 000 — admission and content adaptation under a load step, calibrated',
     '',
-    'Pages (60 ms and 60 kB at level 3, proportionally less at lighter levels) from 200 client addresses, 60 req/s for 5 s then 180 req/s for 10 s; a = 2 ms/request, b = 0.1 µs/byte; target U* = 0.85.',
+    `Pages of 60 kB at the full level (cost = size; lighter levels send less), 200 client addresses. \`ews calibrate\` on the same cluster: a = ${(a * 1000).toFixed(3)} ms per request, b = ${(b * 1e6).toFixed(4)} µs per byte; capacity at 60 kB ${rmax.toFixed(0)} pages/s. Load: half of that for 3 s, then 1.5× for 6 s (measured). ${RUNS} runs per mode (mean and range).`,
     '',
-    '| run | pages served before the step | served after | refused after (503 OVERLOADED) | mean U in the last 3 s | final G |',
+    '| mode | p50 ms | p99 ms | refused (503) % | answered /s | delivered quality (1 = full) |',
     '|---|---|---|---|---|---|',
     ...rows,
     '',
     '![](paper000-adaptation.svg)',
+    '',
+    'FPD against priority: two classes, gold (share 2, priority 0) and silver (share 1), half the traffic each, adapted, at 1.5× capacity.',
+    '',
+    '| scheduler | answered % gold / silver | delivered quality gold / silver |',
+    '|---|---|---|',
+    ...fpdRows,
     '',
   );
 }
