@@ -10,8 +10,8 @@
 //   - A class comfortably inside its target (e < −SURPLUS) that holds more than its initial share
 //     gives back what it does not need: its wait goes as 1/slots, so with q slots and wait W it
 //     needs ⌈W·q / (target·(1 − MISS))⌉ to stay inside its target; ⌈gain · (q − need)⌉ of the
-//     surplus (at most its extra) goes to the classes below it that hold less than their share,
-//     highest first. Slots drift home once the pressure is gone, and never so many that the
+//     surplus (at most its extra) goes to the highest class below it missing its target, or
+//     else to the classes below it that hold less than their share, highest first. Slots drift home once the pressure is gone, and never so many that the
 //     giver misses its target again (that would be a limit cycle).
 // The gap between MISS and −SURPLUS is the hysteresis, and a class gives back only after
 // CALM_PERIODS comfortable periods in a row: a class that just took slots (its wait falls at once)
@@ -23,7 +23,7 @@ export interface QuotaClass {
 }
 
 /** Over its target by more than this: the class takes slots. */
-export const MISS = 0.05;
+export const MISS = 0.1;
 /** Under its target by more than this: a class above its initial share gives some back. */
 export const SURPLUS = 0.3;
 /** The most slots one class takes in one period, as a share of all slots. */
@@ -35,6 +35,8 @@ export class QuotaController {
   readonly quotas: number[];
   readonly base: readonly number[];
   private readonly calm: number[];
+  /** Periods since each class last received slots: it is no donor for CALM_PERIODS after. */
+  private readonly sinceGain: number[];
   private sunk: ReadonlyArray<number> = [];
   constructor(
     readonly classes: readonly QuotaClass[],
@@ -48,6 +50,7 @@ export class QuotaController {
     this.quotas[0]! += total - each * classes.length;
     this.base = [...this.quotas];
     this.calm = classes.map(() => 0);
+    this.sinceGain = classes.map(() => Infinity);
   }
 
   /**
@@ -57,6 +60,8 @@ export class QuotaController {
    */
   period(measuredMs: ReadonlyArray<number | undefined>, sunkMs: ReadonlyArray<number> = []): number[] {
     this.sunk = sunkMs;
+    for (let i = 0; i < this.sinceGain.length; i++) this.sinceGain[i]!++;
+    const before = [...this.quotas];
     const err = this.classes.map((c, i) => (measuredMs[i] === undefined ? undefined : (measuredMs[i]! - c.targetMs) / c.targetMs));
     const order = this.classes.map((_, i) => i).sort((a, b) => this.classes[a]!.priority - this.classes[b]!.priority);
     const below = (i: number) => order.filter((d) => this.classes[d]!.priority > this.classes[i]!.priority);
@@ -64,7 +69,9 @@ export class QuotaController {
       const e = err[needy];
       if (e === undefined || e <= MISS) continue;
       let want = Math.min(Math.ceil(this.gain * e * this.quotas[needy]!), Math.ceil(STEP_MAX * this.total));
+      // A class just given slots (by a give-back) is not taken from at once: that would be a turn for nothing.
       for (const d of below(needy).reverse()) {
+        if (this.sinceGain[d]! <= CALM_PERIODS) continue;
         const give = Math.min(want, this.quotas[d]! - this.minSlots);
         if (give <= 0) continue;
         this.quotas[d]! -= give;
@@ -81,13 +88,13 @@ export class QuotaController {
       if (this.calm[rich]! < CALM_PERIODS || extra <= 0) continue;
       let back = Math.min(extra, Math.ceil(this.gain * (this.quotas[rich]! - this.need(rich, measuredMs[rich]!))));
       if (back <= 0) continue;
-      // To the classes below that miss their targets, as many as they need (their share at least);
-      // only when none below misses, to the others short of their share. (A class given slots it
-      // does not need would lose them again to one that does: a turn for nothing.)
+      // All to the highest class below that misses its target (a lower one given slots would lose
+      // them to it again: a turn for nothing); when none below misses, to the others short of
+      // their share, highest first.
       const missing = below(rich).filter((d) => (err[d] ?? 0) > MISS);
-      const takers = missing.length > 0 ? missing : below(rich);
+      const takers = missing.length > 0 ? missing.slice(0, 1) : below(rich);
       for (const d of takers) {
-        const wants = missing.length > 0 ? this.need(d, measuredMs[d]!) : this.base[d]!;
+        const wants = missing.length > 0 ? this.total : this.base[d]!;
         const owed = Math.min(back, wants - this.quotas[d]!);
         if (owed <= 0 || (err[d] !== undefined && err[d]! < -SURPLUS)) continue;
         this.quotas[d]! += owed;
@@ -96,6 +103,7 @@ export class QuotaController {
         if (back === 0) break;
       }
     }
+    for (let i = 0; i < this.quotas.length; i++) if (this.quotas[i]! > before[i]!) this.sinceGain[i] = 0;
     return [...this.quotas];
   }
 

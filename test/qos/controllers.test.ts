@@ -132,16 +132,16 @@ test('quota: a class missing its target takes ⌈gain·e·quota⌉ from the clas
   // nobody below it and takes nothing from above.
   assert.deepEqual(q.period([5, 12, 30]), [42, 28, 5]);
   // Pressure gone for class 0 (wait 1 against 5): nothing moves for two periods (hysteresis in time);
-  // on the third calm one it needs ⌈1·42 / (5·0.95)⌉ = 9 slots and could give ⌈.5·(42 − 9)⌉ = 17,
-  // but only to a class below that misses its target, as many as it needs: class 2 (wait 30 against
-  // 15) needs ⌈30·5 / 14.25⌉ = 11, so it gets 6. Class 1 (wait 5 against 10) needs ⌈5·28 / 9.5⌉ = 15
-  // and gives its 3 extra to class 2 too. Class 1 itself, comfortable, is given nothing.
+  // on the third calm one it needs ⌈1·42 / (5·0.9)⌉ = 10 slots and gives ⌈.5·(42 − 10)⌉ = 16, all to
+  // the highest class below that misses its target: class 2 (wait 30 against 15). Class 1 (wait 5
+  // against 10) needs ⌈5·28 / 9⌉ = 16 and gives its 3 extra to class 2 too. Class 1 itself,
+  // comfortable, is given nothing.
   assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
   assert.deepEqual(q.period([1, 5, 30]), [42, 28, 5]);
-  assert.deepEqual(q.period([1, 5, 30]), [36, 25, 14]);
+  assert.deepEqual(q.period([1, 5, 30]), [26, 25, 24]);
   // A class that would miss again without them keeps its slots. Class 0 takes ⌈.5·1·25⌉ = 13, capped
-  // at 20% of 50 = 10 per period → [35, 15]; at wait 3.4 against 5 it needs ⌈3.4·35/4.75⌉ = 26, so
-  // after three calm periods it gives back ⌈.5·(35 − 26)⌉ = 5 of its 10 extra, not all.
+  // at 20% of 50 = 10 per period → [35, 15]; at wait 3.4 against 5 it needs ⌈3.4·35/4.5⌉ = 27, so
+  // after three calm periods it gives back ⌈.5·(35 − 27)⌉ = 4 of its 10 extra, not all.
   const r = new QuotaController(
     [
       { targetMs: 5, priority: 0 },
@@ -152,9 +152,9 @@ test('quota: a class missing its target takes ⌈gain·e·quota⌉ from the clas
   );
   assert.deepEqual(r.period([10, 5]), [35, 15]);
   for (let i = 0; i < 2; i++) assert.deepEqual(r.period([3.4, 9]), [35, 15]);
-  assert.deepEqual(r.period([3.4, 9]), [30, 20], 'to class 1, near its target (a class comfortable itself gets none)');
+  assert.deepEqual(r.period([3.4, 9]), [31, 19], 'to class 1, near its target (a class comfortable itself gets none)');
   // Inside the hysteresis band (−0.3 ≤ e ≤ 0.05): nothing moves.
-  assert.deepEqual(q.period([4, 9.5, 15.5]), [36, 25, 14]);
+  assert.deepEqual(q.period([4, 9.5, 15.5]), [26, 25, 24]);
   assert.equal(
     q.quotas.reduce((a, b) => a + b, 0),
     75,
