@@ -61,6 +61,16 @@ async function cluster(extra: Record<string, unknown>): Promise<{ base: string; 
   };
 }
 
+/** The master's per-class quotas (the first three classes), read from /api/stats every control period. */
+function sampleQuotas(base: string): { trace: number[][]; sampler: NodeJS.Timeout } {
+  const trace: number[][] = [];
+  const sampler = setInterval(async () => {
+    const st = (await (await fetch(`${base}/api/stats`)).json().catch(() => ({}))) as { qos?: { quotas?: number[] } };
+    if (st.qos?.quotas) trace.push(st.qos.quotas.slice(0, 3));
+  }, 250);
+  return { trace, sampler };
+}
+
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const md: string[] = [];
 
@@ -195,11 +205,7 @@ if (!only || only === '003') {
     const turns: number[] = [0, 0, 0];
     for (let run = 0; run < RUNS; run++) {
       const c = await cluster({ classes, limits, qos: { scheduler: 'fifo', periodMs: 250, ...(mode.startsWith('closed') ? { quota: { gain: 0.5 } } : {}) } });
-      const trace: number[][] = [];
-      const sampler = setInterval(async () => {
-        const st = (await (await fetch(`${c.base}/api/stats`)).json().catch(() => ({}))) as { qos?: { quotas?: number[] } };
-        if (st.qos?.quotas) trace.push(st.qos.quotas.slice(0, 3));
-      }, 250);
+      const { trace, sampler } = sampleQuotas(c.base);
       // The batch at once: every request is sent in the first instant.
       const r = await openLoop(c.base, 100_000, batch.length / 100_000, (i) => ({ cls: `c${batch[i]}`, path: `/echo/c${batch[i]}?ms=${Q}` }), 60_000);
       clearInterval(sampler);
@@ -235,11 +241,7 @@ if (!only || only === '003') {
   // Sustained: the same mix at 1.1× capacity for 10 s.
   for (const mode of ['open loop (no quota)', 'closed loop (quota)'] as const) {
     const c = await cluster({ classes, limits, qos: { scheduler: 'fifo', periodMs: 250, ...(mode.startsWith('closed') ? { quota: { gain: 0.5 } } : {}) } });
-    const trace: number[][] = [];
-    const sampler = setInterval(async () => {
-      const st = (await (await fetch(`${c.base}/api/stats`)).json().catch(() => ({}))) as { qos?: { quotas?: number[] } };
-      if (st.qos?.quotas) trace.push(st.qos.quotas.slice(0, 3));
-    }, 250);
+    const { trace, sampler } = sampleQuotas(c.base);
     const r = await openLoop(c.base, (1.1 * SLOTS * 1000) / Q, 10, (i) => ({ cls: `c${batch[i % 270]}`, path: `/echo/c${batch[i % 270]}?ms=${Q}` }), 60_000);
     clearInterval(sampler);
     await c.stop();

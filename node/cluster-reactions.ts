@@ -19,6 +19,7 @@ import { sendError } from './http/http-io.ts';
 import type { Intake } from './http/intake.ts';
 import type { MasterRelay } from './http/master-relay.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
+import { broadcastList } from './list-broadcast.ts';
 import type { Logger } from './log.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
 import { OperatorState } from './operator/operator-state.ts';
@@ -182,27 +183,7 @@ export class ClusterReactions {
   /** Logged-out sessions to every board, as many per packet as fit; sent twice, as a packet may be lost. */
   sendRevoked(list: ReadonlyArray<readonly [string, number]>): void {
     const { d } = this;
-    const bodies: Array<{ list: Array<readonly [string, number]> }> = [];
-    let cur: Array<readonly [string, number]> = [];
-    let bytes = 0;
-    // An entry is at most ~90 bytes of JSON; the envelope and header take the rest.
-    const room = d.cfg.limits.udpPacketBytesMax - 128;
-    for (const e of list) {
-      const n = JSON.stringify(e).length + 1;
-      if (cur.length > 0 && bytes + n > room) {
-        bodies.push({ list: cur });
-        cur = [];
-        bytes = 0;
-      }
-      cur.push(e);
-      bytes += n;
-    }
-    if (cur.length > 0) bodies.push({ list: cur });
-    const send = () => {
-      for (const b of bodies) d.link.broadcastApp('REVOKE', b);
-    };
-    send();
-    if (bodies.length > 0) setTimeout(send, d.cfg.cluster.heartbeatMs).unref();
+    broadcastList((body) => d.link.broadcastApp('REVOKE', body), list, d.cfg.limits.udpPacketBytesMax, d.cfg.cluster.heartbeatMs);
   }
 
   /** A local device changed: record it, and tell the cluster (coalesced per device). */

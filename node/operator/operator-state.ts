@@ -6,6 +6,7 @@
 import type { Config } from '../../shared/config.ts';
 import type { AppMessage } from '../../shared/protocol.ts';
 import type { DeviceView } from '../devices/device-directory.ts';
+import { broadcastList } from '../list-broadcast.ts';
 import { Alarms, type AlarmView } from './alarms.ts';
 import { AuditLog, type LogEntry, type LogKind, parseLogEntry } from './audit-log.ts';
 import { History } from './history.ts';
@@ -89,27 +90,8 @@ export class OperatorState {
     this.d.alarmsChanged(this.alarms.list());
   }
 
-  /** Entries in as few packets as fit, each sent twice (a lost packet must not lose an entry). */
+  /** Entries in as few packets as fit, each sent twice. */
   private send(entries: LogEntry[]): void {
-    const room = this.d.cfg.limits.udpPacketBytesMax - 128;
-    const bodies: LogEntry[][] = [];
-    let cur: LogEntry[] = [];
-    let bytes = 0;
-    for (const e of entries) {
-      const n = Buffer.byteLength(JSON.stringify(e)) + 1;
-      if (cur.length > 0 && bytes + n > room) {
-        bodies.push(cur);
-        cur = [];
-        bytes = 0;
-      }
-      cur.push(e);
-      bytes += n;
-    }
-    if (cur.length > 0) bodies.push(cur);
-    const go = () => {
-      for (const list of bodies) this.d.broadcast('LOG', { list });
-    };
-    go();
-    if (bodies.length > 0) setTimeout(go, this.d.cfg.cluster.heartbeatMs).unref();
+    broadcastList((body) => this.d.broadcast('LOG', body), entries, this.d.cfg.limits.udpPacketBytesMax, this.d.cfg.cluster.heartbeatMs);
   }
 }
