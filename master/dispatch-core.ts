@@ -267,14 +267,22 @@ export class DispatchCore<P> {
     this.viewNow = nowMs;
     for (;;) {
       let chosen = -1;
+      // The board for a job any board may serve is the same for every such job in this pass: found once.
+      let open: number | undefined | null = null;
       const job = this.scheduler.take(nowMs, (j) => {
         if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
         const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
+        if (pool === undefined && open !== null) {
+          if (open === undefined) return false;
+          chosen = open;
+          return true;
+        }
         // 'spill': the other boards first; the master only when none of them has room.
         let b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
         // The master takes the overflow only while its own CPU has room for it ('spill'), never
         // while another board could serve ('forward'), or always as a board like the others ('share').
         if (b === undefined && (this.forwardOnly || (this.spill && this.busy >= SPILL_BELOW) ? !this.othersCanServe(pool) : true)) b = leastConnection(this.view, cap, this.lastPick, pool);
+        if (pool === undefined) open = b;
         if (b === undefined) return false;
         chosen = b;
         return true;

@@ -12,7 +12,7 @@
 // execution after this one: the paper's ACK/REPORT, carried on the answer at no extra packet.
 // A REQUEST names its target board and that board's boot epoch (the master learns it from the
 // board's UDP packets): a frame replayed to another board, or to a restarted one, is refused.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 export const LINK_MAGIC = 0xe5;
 export const TAG_BYTES = 16;
@@ -62,10 +62,13 @@ function splitHeaders(b: Buffer): string[] | undefined {
 }
 
 export class FrameCodec {
+  private readonly secret: KeyObject;
   constructor(
-    private readonly key: Buffer,
+    key: Buffer,
     readonly frameBytesMax: number,
-  ) {}
+  ) {
+    this.secret = createSecretKey(key);
+  }
 
   request(f: RequestFrame): Buffer {
     const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
@@ -182,7 +185,7 @@ export class FrameCodec {
   }
 
   private tag(data: Buffer): Buffer {
-    return createHmac('sha256', this.key).update('ews-link\n').update(data).digest().subarray(0, TAG_BYTES);
+    return createHmac('sha256', this.secret).update('ews-link\n').update(data).digest().subarray(0, TAG_BYTES);
   }
 }
 

@@ -2,7 +2,7 @@
 // cookie-authenticated state change must also come from one of the cluster's own origins and
 // carry the session's CSRF token. With `auth.disabled` everyone is an operator.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -77,7 +77,7 @@ export class AuthGuard {
     return this.origins.has(origin);
   }
 
-  principal(req: IncomingMessage, nowMs: number): Principal | undefined {
+  principal(req: { readonly headers: IncomingHttpHeaders }, nowMs: number): Principal | undefined {
     if (this.open) return { user: 'anonymous', role: 'operator', via: 'open', session: undefined };
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ');
@@ -88,7 +88,7 @@ export class AuthGuard {
   }
 
   /** Whether the request carries a session that verifies (signature, expiry, revocation, the user still configured): admission's transactional rule. */
-  verifiedSession(req: IncomingMessage, nowMs: number): boolean {
+  verifiedSession(req: { readonly headers: IncomingHttpHeaders }, nowMs: number): boolean {
     return !this.open && this.principal(req, nowMs)?.session !== undefined;
   }
 
@@ -99,7 +99,7 @@ export class AuthGuard {
   }
 
   /** Same-origin or one of the cluster's origins (Origin, else Referer). */
-  sameSite(req: IncomingMessage): boolean {
+  sameSite(req: { readonly headers: IncomingHttpHeaders }): boolean {
     let origin = req.headers.origin;
     if (!origin && typeof req.headers.referer === 'string') {
       try {
@@ -114,7 +114,7 @@ export class AuthGuard {
   }
 
   /** Throws 401/403 unless the request may go on. */
-  check(req: IncomingMessage, need: Need, nowMs: number): Principal | undefined {
+  check(req: { readonly headers: IncomingHttpHeaders }, need: Need, nowMs: number): Principal | undefined {
     if (need === 'public') return undefined;
     const p = this.principal(req, nowMs);
     if (!p) throw new EwsError('UNAUTHENTICATED', 'log in first (POST /api/login)');

@@ -25,6 +25,9 @@ function planeThread(data: PlaneData): Worker {
   return new Worker(boot, { eval: true, workerData: data, execArgv: [], resourceLimits: limits });
 }
 
+/** How long load changes may wait before they go to the plane (a fraction of any heartbeat). */
+const FLUSH_MS = 20;
+
 export class ClusterMirror {
   readonly table: StateTable;
   role: Role = 'joining';
@@ -211,10 +214,14 @@ export class ClusterMirror {
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }
 
+  /**
+   * The plane needs these counts only for its next heartbeat packet: sent at most every
+   * FLUSH_MS, not once per request (a message to the plane thread wakes it, on the master's CPU).
+   */
   private queueFlush(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
-    setImmediate(() => this.flush());
+    setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   /** What changed since the last flush, in at most three messages per event-loop turn. */

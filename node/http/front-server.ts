@@ -11,6 +11,7 @@ import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import { sendError } from './http-io.ts';
+import { type LeanRoutes, serveLean } from './lean-connection.ts';
 
 export interface FrontHandlers {
   request(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -18,6 +19,8 @@ export interface FrontHandlers {
   link(sock: Socket, rest: Buffer): void;
   /** False drops a new connection at once. */
   accept(): boolean;
+  /** The lean intake for the requests the master queues (node/http/lean-connection.ts). */
+  lean?: Pick<LeanRoutes, 'accepts' | 'handle'>;
 }
 
 export class FrontServer {
@@ -53,6 +56,12 @@ export class FrontServer {
       });
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
+    const toHttp = (s: Socket, pending: Buffer): void => {
+      if (pending.length > 0) s.unshift(pending);
+      this.http.emit('connection', s);
+      process.nextTick(() => s.resume());
+    };
+    const lean: LeanRoutes | undefined = h.lean && { accepts: h.lean.accepts, handle: h.lean.handle, handoff: toHttp };
     const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
       this.sockets.add(s);
@@ -63,9 +72,8 @@ export class FrontServer {
         s.pause();
         s.setTimeout(0);
         if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1));
-        s.unshift(chunk);
-        this.http.emit('connection', s);
-        process.nextTick(() => s.resume());
+        if (lean) return serveLean(s, chunk, l, lean);
+        toHttp(s, chunk);
       });
       s.resume();
     };

@@ -1,5 +1,5 @@
 // Reading bounded bodies and writing JSON/error answers; the only HTTP plumbing shared by roles.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import { EwsError, errorResponse } from '../../shared/errors.ts';
 
 /** Reads the whole body, refusing (413) past maxBytes without buffering more than that. */
@@ -77,10 +77,22 @@ export function endToEndHeaders(h: IncomingMessage['headers']): Record<string, s
   return out;
 }
 
-/** Relays an upstream answer to our client: status, end-to-end headers, body. */
-export function relayResponse(upstream: IncomingMessage, res: ServerResponse): void {
+/** Relays an upstream answer to our client: status, end-to-end headers, body (streamed to a ServerResponse, else whole). */
+export function relayResponse(upstream: IncomingMessage, res: Answer): void {
   const h: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
-  if (!res.headersSent && !res.destroyed) res.writeHead(upstream.statusCode ?? 502, h);
-  upstream.pipe(res);
+  if (res instanceof ServerResponse) {
+    if (!res.headersSent && !res.destroyed) res.writeHead(upstream.statusCode ?? 502, h);
+    upstream.pipe(res);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  upstream.on('data', (c: Buffer) => chunks.push(c));
+  upstream.on('error', () => res.destroy());
+  upstream.on('end', () => {
+    if (res.headersSent || res.destroyed) return;
+    delete h['content-length'];
+    res.writeHead(upstream.statusCode ?? 502, h);
+    res.end(Buffer.concat(chunks));
+  });
 }

@@ -1,7 +1,6 @@
 // The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts):
 // classify, hand the request to the core, carry out its effects (run here, send over the
 // dispatch link, or refuse), and feed back how each ended. No decisions are made in this file.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Classifier, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
@@ -16,12 +15,13 @@ import { cpuCapacityCores } from '../cpu-capacity.ts';
 import type { Logger } from '../log.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import { isEndToEnd, sendError } from './http-io.ts';
+import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
 /** The HTTP exchange a job carries. */
 export interface Exchange {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: ClientRequest;
+  readonly res: ClientAnswer;
   readonly body: Buffer;
   readonly method: string;
   readonly url: string;
@@ -32,12 +32,12 @@ export interface Exchange {
 export interface LocalRun {
   method: string;
   url: string;
-  headers: IncomingMessage['headers'];
+  headers: ClientRequest['headers'];
   body: Buffer;
   cls: string;
   tree: number;
   origin: Origin;
-  res: ServerResponse;
+  res: ClientAnswer;
 }
 
 export interface IntakeDeps {
@@ -128,7 +128,7 @@ export class Intake {
   }
 
   /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
-  handle(req: IncomingMessage, res: ServerResponse, body: Buffer, session: boolean): void {
+  handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -271,7 +271,7 @@ export class Intake {
   }
 
   /** A device POST with an Idempotency-Key: answer a retry from its record, or send it where the first attempt runs. */
-  private routeDevice(attach: number[], method: string, path: string, req: IncomingMessage, res: ServerResponse, body: Buffer, clsName: string): readonly number[] | undefined | null {
+  private routeDevice(attach: number[], method: string, path: string, req: ClientRequest, res: ClientAnswer, body: Buffer, clsName: string): readonly number[] | undefined | null {
     const key = req.headers['idempotency-key'];
     if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
     const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
@@ -289,13 +289,13 @@ export class Intake {
     return null;
   }
 
-  private peer(req: IncomingMessage): string {
+  private peer(req: ClientRequest): string {
     const a = req.socket.remoteAddress ?? '?';
     return a.startsWith('::ffff:') ? a.slice(7) : a;
   }
 
   /** The client's address: X-Forwarded-For only from a cluster board (the hop that sets it). */
-  private clientOf(req: IncomingMessage): string {
+  private clientOf(req: ClientRequest): string {
     const peer = this.peer(req);
     if (!this.boardAddresses.has(peer)) return peer;
     const xff = req.headers['x-forwarded-for'];

@@ -1,11 +1,11 @@
 // A client reached a board that is not the master: the request goes to the master once (it is
 // never bounced again), over HTTP keep-alive, and its answer comes back the same way.
 import type http from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { boardAgent, type TlsMaterial } from '../tls-material.ts';
 import { endToEndHeaders, relayResponse, sendError } from './http-io.ts';
+import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
 
 export class MasterRelay {
   private readonly agent: http.Agent;
@@ -18,7 +18,7 @@ export class MasterRelay {
     ({ agent: this.agent, request: this.request } = boardAgent(tls, { keepAlive: true, maxSockets: cfg.limits.connectionsMax, timeout: cfg.limits.keepAliveTimeoutMs }));
   }
 
-  relay(master: number, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  relay(master: number, req: ClientRequest, res: ClientAnswer, body: Buffer): void {
     const m = this.cfg.boards[master]!;
     const headers: Record<string, string | string[]> = endToEndHeaders(req.headers);
     // The master checks origins against the Host the browser used.

@@ -14,8 +14,9 @@ import type { EventsHub } from '../events-hub.ts';
 import { logCommandWhenAnswered } from '../operator/command-log.ts';
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
-import { readBody, sendJson } from './http-io.ts';
+import { readBody, sendError, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
+import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
 import type { MasterRelay } from './master-relay.ts';
 import type { SessionRoutes } from './sessions.ts';
 
@@ -63,7 +64,25 @@ export class Router {
     });
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Whether the lean intake may take this request: the master's queued work, nothing the board answers itself. */
+  leanAccepts(method: string, path: string): boolean {
+    if (this.d.core.role !== 'master' || this.d.closing()) return false;
+    return method === 'POST' ? !OWN_POST.has(path) && !path.startsWith('/api/alarms/') : !OWN_GET.has(path);
+  }
+
+  /** A request from the lean intake (`leanAccepts` took it), body read. */
+  lean(req: ClientRequest, res: ClientAnswer, body: Buffer): void {
+    try {
+      if (this.prelude(req, res)) return;
+      const path = req.url!.split('?', 1)[0]!;
+      if (!this.queue(req, res, path, body)) throw new EwsError('NO_MASTER');
+    } catch (err) {
+      sendError(res, err);
+    }
+  }
+
+  /** The checks every request passes, and the headers every answer carries; true when answered (a preflight). */
+  private prelude(req: ClientRequest, res: ClientAnswer): boolean {
     const { d } = this;
     if (d.closing()) throw new EwsError('SHUTTING_DOWN');
     const url = req.url ?? '/';
@@ -87,9 +106,30 @@ export class Router {
           'access-control-max-age': '600',
         });
         res.end();
-        return;
+        return true;
       }
     }
+    return false;
+  }
+
+  /** The master queues the request; false when this board is not the master. */
+  private queue(req: ClientRequest, res: ClientAnswer, path: string, body: Buffer): boolean {
+    const { d } = this;
+    if (d.core.role !== 'master') return false;
+    const method = req.method ?? 'GET';
+    const now = Date.now();
+    // Checked before anything is queued; only a verified session passes admission control.
+    const who = d.guard.check(req, needFor(method, path), now);
+    if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
+    // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
+    d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now));
+    return true;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { d } = this;
+    if (this.prelude(req, res)) return;
+    const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
@@ -148,15 +188,13 @@ export class Router {
     }
     if (method === 'POST' && path === '/api/logout') return d.sessions.logout(req, res);
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
-    if (core.role === 'master') {
-      // Checked before anything is queued; only a verified session passes admission control.
-      const who = d.guard.check(req, needFor(method, path), now);
-      if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
-      // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
-      return d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now));
-    }
+    if (this.queue(req, res, path, body)) return;
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
     if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');
     d.relay.relay(core.master, req, res, body);
   }
 }
+
+// What a board answers itself (never queued, never lean).
+const OWN_GET = new Set(['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/stats']);
+const OWN_POST = new Set(['/api/login', '/api/logout']);

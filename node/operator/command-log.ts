@@ -1,11 +1,11 @@
 // The master writes each device command to the audit log once its answer has gone out: who,
 // which device and action, the value, the outcome, and the board that ran it.
-import type { ServerResponse } from 'node:http';
+import type { ClientAnswer } from '../http/lean-exchange.ts';
 import type { OperatorState } from './operator-state.ts';
 
 const DEVICE_ACTION = /^\/cgi-bin\/devices\/([^/?]+)\/([^/?]+)$/;
 
-export function logCommandWhenAnswered(op: OperatorState, user: string | null, path: string, body: Buffer, res: ServerResponse): void {
+export function logCommandWhenAnswered(op: OperatorState, user: string | null, path: string, body: Buffer, res: ClientAnswer): void {
   const m = DEVICE_ACTION.exec(path);
   if (!m || m[2] === 'read') return; // reads (the schedules' every second) are not commands
   const device = decodeURIComponent(m[1]!).slice(0, 64),

@@ -1,0 +1,100 @@
+// The master's lean intake (node/http/lean-connection.ts) on a real board: keep-alive and
+// pipelined requests answered in order, Connection: close, and the hand-off to Node's HTTP server
+// mid-connection for what the lean path does not take (a chunked body, the board's own routes).
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
+
+/** Write `text` on one connection; resolve with everything read once `count` answers (by status line) are in. */
+function exchange(port: number, text: string, count: number, timeoutMs = 10_000): Promise<{ out: string; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let out = '';
+    const closed = new Promise<void>((r) => s.on('close', () => r()));
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`timed out with: ${out}`));
+    }, timeoutMs);
+    s.on('data', (d) => {
+      out += d.toString('latin1');
+      const answers = out.match(/HTTP\/1\.1 \d{3}/g)?.length ?? 0;
+      // Wait for the last answer's body too: its declared length is all there.
+      const last = out.lastIndexOf('HTTP/1.1 ');
+      const head = out.indexOf('\r\n\r\n', last);
+      const len = Number(/content-length: (\d+)/i.exec(out.slice(last, head))?.[1] ?? 0);
+      if (answers >= count && head >= 0 && out.length >= head + 4 + len) {
+        clearTimeout(timer);
+        resolve({ out, closed });
+        setTimeout(() => s.end(), 0);
+      }
+    });
+    s.on('error', reject);
+    s.write(text);
+  });
+}
+
+describe('lean intake', () => {
+  let c: TestCluster;
+  let port: number;
+  before(async () => {
+    c = await makeCluster(2, (cfg) => {
+      cfg.benchmarkHandlers = true;
+      cfg.limits = { headersTimeoutMs: 500 };
+    });
+    await converged(c);
+    port = c.boards[0]!.httpPort;
+  });
+  after(() => c.stop());
+
+  test('pipelined requests on one connection are answered in order, each whole', async () => {
+    // Sizes mark the answers: a slow large one first, then a quick small one, then a middle one.
+    const req = (ms: number, bytes: number) => `GET /cgi-bin/echo?ms=${ms}&bytes=${bytes} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const { out } = await exchange(port, req(30, 900) + req(0, 100) + req(10, 500), 3);
+    const sizes = [...out.matchAll(/content-length: (\d+)/g)].map((m) => Number(m[1]));
+    assert.equal(sizes.length, 3);
+    assert.ok(sizes[0]! > sizes[2]! && sizes[2]! > sizes[1]!, `answers out of order: ${sizes.join(', ')}`);
+    assert.equal(out.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 3);
+    assert.match(out, /x-content-type-options: nosniff/, 'security headers on lean answers');
+    assert.match(out, /connection: keep-alive/);
+  });
+
+  test('a POST body framed by Content-Length reaches the CGI; HEAD gets headers only', async () => {
+    const body = 'x'.repeat(300);
+    const { out } = await exchange(port, `POST /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 1);
+    assert.match(out, /"bytes":300/);
+    const head = await rawRequest(port, 'HEAD /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 200/);
+    assert.equal(head.slice(head.indexOf('\r\n\r\n') + 4), '', 'no body after a HEAD');
+  });
+
+  test('Connection: close: the answer, then the board closes the connection', async () => {
+    const { out, closed } = await exchange(port, 'GET /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', 1);
+    assert.match(out, /connection: close/);
+    await closed;
+  });
+
+  test('mid-connection hand-off: after a lean request, a chunked POST and /healthz go to the full server on the same connection', async () => {
+    const text =
+      'GET /cgi-bin/echo?ms=5 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' +
+      'POST /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' +
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const { out } = await exchange(port, text, 3);
+    assert.equal(out.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 3, out);
+    assert.match(out, /"bytes":5/, 'the chunked body was decoded by the full server');
+    assert.match(out, /"role":"master"/);
+  });
+
+  test('a request whose head never completes gets 408 after headersTimeoutMs; a malformed one 400', async () => {
+    const slow = await rawRequest(port, 'GET /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    assert.match(slow, /^HTTP\/1\.1 408/);
+    const bad = await rawRequest(port, 'GET /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', { endAfterWrite: true });
+    assert.match(bad, /^HTTP\/1\.1 400/);
+  });
+
+  test('a body that does not arrive in time: 408, and the board serves on', async () => {
+    const slow = await rawRequest(port, 'POST /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabc');
+    assert.match(slow, /^HTTP\/1\.1 408/);
+    assert.equal((await fetch(`${c.boards[0]!.url}/cgi-bin/echo`)).status, 200);
+  });
+});
