@@ -88,12 +88,12 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
       return;
     }
     const v = parseHead(buf, l.headerBytesMax, l.bodyBytesMax);
-    if (v.kind === 'partial') return waitSlow();
-    if (v.kind === 'other') return handoff();
+    if (v.kind === 'partial') return void waitSlow();
+    if (v.kind === 'other') return void handoff();
     const total = v.headBytes + v.bodyBytes;
-    if (buf.length < total) return waitSlow();
+    if (buf.length < total) return void waitSlow();
     const q = v.url.indexOf('?');
-    if (!routes.accepts(v.method, q < 0 ? v.url : v.url.slice(0, q))) return handoff();
+    if (!routes.accepts(v.method, q < 0 ? v.url : v.url.slice(0, q))) return void handoff();
     if (slow) {
       clearTimeout(slow);
       slow = undefined;

@@ -123,11 +123,14 @@ export class LeanResponse implements ClientAnswer {
   }
 
   on(event: 'close' | 'finish', fn: () => void): this {
-    (this.listeners ??= []).push({ event, fn, once: false });
-    return this;
+    return this.listen(event, fn, false);
   }
   once(event: 'close' | 'finish', fn: () => void): this {
-    (this.listeners ??= []).push({ event, fn, once: true });
+    return this.listen(event, fn, true);
+  }
+  private listen(event: 'close' | 'finish', fn: () => void, once: boolean): this {
+    if (!this.listeners) this.listeners = [];
+    this.listeners.push({ event, fn, once });
     return this;
   }
   private emit(event: 'close' | 'finish'): void {
