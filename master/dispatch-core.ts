@@ -267,21 +267,11 @@ export class DispatchCore<P> {
     this.viewNow = nowMs;
     for (;;) {
       let chosen = -1;
-      // The board for a job any board may serve is the same for every such job in this pass: found once.
-      let open: number | undefined | null = null;
+      let open: number | undefined | null = null; // the board for any job every board may serve: found once a pass
       const job = this.scheduler.take(nowMs, (j) => {
         if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
         const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
-        if (pool === undefined && open !== null) {
-          if (open === undefined) return false;
-          chosen = open;
-          return true;
-        }
-        // 'spill': the other boards first; the master only when none of them has room.
-        let b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
-        // The master takes the overflow only while its own CPU has room for it ('spill'), never
-        // while another board could serve ('forward'), or always as a board like the others ('share').
-        if (b === undefined && (this.forwardOnly || (this.spill && this.busy >= SPILL_BELOW) ? !this.othersCanServe(pool) : true)) b = leastConnection(this.view, cap, this.lastPick, pool);
+        const b = pool === undefined && open !== null ? open : this.boardFor(pool, cap);
         if (pool === undefined) open = b;
         if (b === undefined) return false;
         chosen = b;
@@ -338,6 +328,14 @@ export class DispatchCore<P> {
 
   private dropped(responseMs: number): Outcome {
     return { responseMs, level: 0, levels: TREES, deadlineMet: false };
+  }
+
+  private boardFor(pool: readonly number[] | undefined, cap: number): number | undefined {
+    // 'spill': the other boards first; the master only when none of them has room.
+    const b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
+    // The master takes the overflow while its CPU has room ('spill'), never while another board could serve ('forward'), always in 'share'.
+    if (b !== undefined || (this.forwardOnly || (this.spill && this.busy >= SPILL_BELOW) ? this.othersCanServe(pool) : false)) return b;
+    return leastConnection(this.view, cap, this.lastPick, pool);
   }
 
   /** Whether a board other than the master is running and may serve (it may be full right now). */
