@@ -261,7 +261,6 @@ export class DispatchCore<P> {
   }
 
   // ---- internals ----
-
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     const cap = this.cfg.limits.inFlightPerBoardMax;
     this.viewNow = nowMs;
