@@ -135,8 +135,7 @@ export class Board {
     sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);
-    const lean = { accepts: (method: string, path: string) => router.leanAccepts(method, path), handle: router.lean.bind(router) };
-    this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean }, log, opts.tls);
+    this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);
     this.devices = devices;
     this.directory = directory;
     this.idem = idem;
