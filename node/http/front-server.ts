@@ -20,7 +20,7 @@ export interface FrontHandlers {
   /** False drops a new connection at once. */
   accept(): boolean;
   /** The lean intake for the requests the master queues (node/http/lean-connection.ts). */
-  lean?: Pick<LeanRoutes, 'accepts' | 'handle'>;
+  lean?: { leanAccepts(method: string, path: string): boolean; lean: LeanRoutes['handle'] };
 }
 
 export class FrontServer {
@@ -61,7 +61,8 @@ export class FrontServer {
       this.http.emit('connection', s);
       process.nextTick(() => s.resume());
     };
-    const lean: LeanRoutes | undefined = h.lean && { accepts: h.lean.accepts, handle: h.lean.handle, handoff: toHttp };
+    const routes = h.lean;
+    const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body) => routes.lean(req, res, body), handoff: toHttp };
     const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
       this.sockets.add(s);
