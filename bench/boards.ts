@@ -8,7 +8,7 @@
 // master against HAProxy + 3 plain servers, one board against a plain Node server.
 // Writes bench/results/boards.{md,json,svg}.
 
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +41,17 @@ interface Wrk {
   errors: number;
   requests: number;
 }
+
+/** What a started system is: its entry URL, CPU groups and processes, and how to stop it. */
+const target = (url: string, groups: CpuGroup[], procs: ChildProcess[]): Target => ({
+  url,
+  groups,
+  pids: procs.map((p) => p.pid!),
+  stop: async () => {
+    await stopAll(procs);
+    for (const g of groups) g.remove();
+  },
+});
 
 const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares.map((s, i) => cpuGroup(`${tag}-${i + 1}`, s));
 
@@ -81,15 +92,7 @@ async function ews(n: number, shares: readonly number[] | undefined): Promise<Ta
     30_000,
     100,
   );
-  return {
-    url,
-    groups,
-    pids: procs.map((p) => p.pid!),
-    stop: async () => {
-      await stopAll(procs);
-      for (const g of groups) g.remove();
-    },
-  };
+  return target(url, groups, procs);
 }
 
 /** HAProxy (leastconn, maxconn C) in front of n plain servers; HAProxy shares board 1's group. */
@@ -127,15 +130,7 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
   procs.push(hp);
   const url = `http://127.0.0.1:${front}`;
   await waitFor('haproxy up', async () => (await fetch(`${url}/cgi-bin/echo?ms=1`)).ok, 20_000, 50);
-  return {
-    url,
-    groups,
-    pids: procs.map((p) => p.pid!),
-    stop: async () => {
-      await stopAll(procs);
-      for (const g of groups) g.remove();
-    },
-  };
+  return target(url, groups, procs);
 }
 
 /** A plain Node HTTP server answering what a board's echo answers. */

@@ -2,15 +2,13 @@
 // the dispatch link, a captured answer that becomes one ANSWER frame. Handlers see only this.
 import type { Answer, HeaderValue } from './http-io.ts';
 
-/** An answer held in memory until `end`, then handed over whole (status, headers, body). */
-export class CapturedAnswer implements Answer {
+/** Status and headers held until the answer ends (then written out whole, by the subclass). */
+export abstract class HeldAnswer implements Answer {
   headersSent = false;
   destroyed = false;
   writableFinished = false;
-  private status = 200;
-  private readonly headers = new Map<string, HeaderValue>();
-
-  constructor(private readonly done: (status: number, headers: string[], body: Buffer) => void) {}
+  statusCode = 200;
+  protected readonly headers = new Map<string, HeaderValue>();
 
   setHeader(name: string, value: HeaderValue): this {
     this.headers.set(name.toLowerCase(), value);
@@ -20,11 +18,21 @@ export class CapturedAnswer implements Answer {
     return this.headers.get(name.toLowerCase());
   }
   writeHead(status: number, headers?: Record<string, HeaderValue>): this {
-    this.status = status;
+    this.statusCode = status;
     if (headers) for (const k in headers) this.headers.set(k.toLowerCase(), headers[k]!);
     this.headersSent = true;
     return this;
   }
+  abstract end(body?: string | Buffer): this;
+  abstract destroy(): this;
+}
+
+/** An answer held in memory until `end`, then handed over whole (status, headers, body). */
+export class CapturedAnswer extends HeldAnswer {
+  constructor(private readonly done: (status: number, headers: string[], body: Buffer) => void) {
+    super();
+  }
+
   end(body?: string | Buffer): this {
     if (this.writableFinished || this.destroyed) return this;
     this.headersSent = true;
@@ -34,7 +42,7 @@ export class CapturedAnswer implements Answer {
       if (Array.isArray(v)) for (const x of v) flat.push(k, String(x));
       else flat.push(k, String(v));
     }
-    this.done(this.status, flat, body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body);
+    this.done(this.statusCode, flat, body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body);
     return this;
   }
   /** The handler gave up mid-answer: the master sees a failed board (502). */

@@ -4,7 +4,8 @@
 // from the router to the boards does not know which intake a request came through.
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Answer, HeaderValue } from './http-io.ts';
+import { HeldAnswer } from './answer.ts';
+import type { Answer } from './http-io.ts';
 
 /** What the request path reads of a client's request. */
 export interface ClientRequest {
@@ -52,13 +53,8 @@ function httpDate(): string {
 // Header values are written as given: one with CR, LF or NUL would split the answer, so it is dropped.
 const UNSAFE = /[\r\n\0]/;
 
-export class LeanResponse implements ClientAnswer {
-  headersSent = false;
-  destroyed = false;
+export class LeanResponse extends HeldAnswer implements ClientAnswer {
   writableEnded = false;
-  writableFinished = false;
-  statusCode = 200;
-  private readonly headers = new Map<string, HeaderValue>();
   private listeners: Array<{ event: 'close' | 'finish'; fn: () => void; once: boolean }> | undefined;
 
   constructor(
@@ -66,20 +62,8 @@ export class LeanResponse implements ClientAnswer {
     private readonly head: boolean,
     private readonly close: boolean,
     private readonly keepAliveS: number,
-  ) {}
-
-  setHeader(name: string, value: HeaderValue): this {
-    this.headers.set(name.toLowerCase(), value);
-    return this;
-  }
-  getHeader(name: string): HeaderValue | undefined {
-    return this.headers.get(name.toLowerCase());
-  }
-  writeHead(status: number, headers?: Record<string, HeaderValue>): this {
-    this.statusCode = status;
-    if (headers) for (const k in headers) this.headers.set(k.toLowerCase(), headers[k]!);
-    this.headersSent = true;
-    return this;
+  ) {
+    super();
   }
 
   end(body?: string | Buffer): this {
