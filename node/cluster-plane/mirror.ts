@@ -25,9 +25,6 @@ function planeThread(data: PlaneData): Worker {
   return new Worker(boot, { eval: true, workerData: data, execArgv: [], resourceLimits: limits });
 }
 
-/** How long load changes may wait before they go to the plane (a fraction of any heartbeat). */
-const FLUSH_MS = 20;
-
 export class ClusterMirror {
   readonly table: StateTable;
   role: Role = 'joining';
@@ -44,7 +41,6 @@ export class ClusterMirror {
   /** A scrape waiting for the plane's counters (concurrent scrapes share it). */
   private metricsAsked: Promise<void> | undefined;
   private metricsArrived: (() => void) | undefined;
-  private flushQueued = false;
   private loadSent = -1;
   private ownSent = '';
   private observed = new Map<number, number>();
@@ -124,14 +120,12 @@ export class ClusterMirror {
   accepted(): void {
     this.load++;
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
-    this.queueFlush();
   }
 
   finished(): void {
     if (this.load <= 0) throw new Error('invariant: finished more work than accepted');
     this.load--;
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
-    this.queueFlush();
   }
 
   /** Master: board i's executing count, carried on its dispatch answer. */
@@ -139,7 +133,6 @@ export class ClusterMirror {
     if (this.role !== 'master' || board === this.self.index) return;
     this.table.report(board, load, nowMs);
     this.observed.set(board, load);
-    this.queueFlush();
   }
 
   /** Broadcast application data to every board. False if it does not fit in a packet. */
@@ -215,18 +208,11 @@ export class ClusterMirror {
   }
 
   /**
-   * The plane needs these counts only for its next heartbeat packet: sent at most every
-   * FLUSH_MS, not once per request (a message to the plane thread wakes it, on the master's CPU).
+   * What changed since the last flush, in at most three messages, twice per heartbeat (with the
+   * proof of life): the plane needs these counts only for its next packet, and a message per
+   * request would wake the plane thread, on this board's CPU, once per request.
    */
-  private queueFlush(): void {
-    if (this.flushQueued) return;
-    this.flushQueued = true;
-    setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  /** What changed since the last flush, in at most three messages per event-loop turn. */
   private flush(): void {
-    this.flushQueued = false;
     if (this.load !== this.loadSent) {
       this.loadSent = this.load;
       this.post({ t: 'load', load: this.load });

@@ -48,8 +48,20 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       resigned: link.isSuspended,
     };
   };
+  // The request thread's copy needs a new state when something in it changed, and the view and
+  // heard times at least every half heartbeat: not after every load a dispatch answer carried.
+  let sentKey = '';
+  let sentAt = -Infinity;
+  let quiet = false;
   link.afterApply = () => {
+    if (quiet) return;
     const events = pending;
+    const now = absNow();
+    const s = state();
+    const key = `${s.role} ${s.term} ${s.master} ${s.resigned} ${s.runstates.join()} ${s.epochs.join()}`;
+    if (events.length === 0 && key === sentKey && now - sentAt < cfg.cluster.heartbeatMs / 2) return;
+    sentKey = key;
+    sentAt = now;
     pending = [];
     // The address follows the role, decided here: a board that sees a newer term lets it go at once.
     for (const e of events) {
@@ -57,7 +69,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       else if (e.kind === 'role' && e.previous === 'master') void vip?.release();
       else if (e.kind === 'stale-master') void vip?.announce();
     }
-    post({ t: 'state', state: state(), events });
+    post({ t: 'state', state: s, events });
   };
   link.onApp = (msg) => post({ t: 'app', msg });
 
@@ -92,7 +104,11 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
         link.core.table.setOwnCounts(m.own);
         break;
       case 'observe':
+        // One state for the request thread after all of them.
+        quiet = true;
         for (const [board, load] of m.loads) link.apply(link.core.observeLoad(board, load, now));
+        quiet = false;
+        link.afterApply();
         break;
       case 'app':
         link.broadcastApp(m.type, m.body);
