@@ -25,6 +25,8 @@ const BUNDLE = join(ROOT, 'dist/ews.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONNS = Number(process.env.BENCH_CONNS ?? 64);
 const C = 16;
+// Runs per point: this machine's speed drifts by up to 2× over minutes (a shared host).
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const WORKLOADS = { io: '/cgi-bin/echo?ms=20', cpu: '/cgi-bin/burn?ms=2' } as const;
 type Workload = keyof typeof WORKLOADS;
 
@@ -189,6 +191,8 @@ interface Row {
   cpuPctPerBoard: number[];
   entryCpuUsPerRequest: number;
   proxyCpuUsPerRequest?: number;
+  /** Lowest and highest req/s over the runs of this point. */
+  rpsRange?: [number, number];
 }
 
 async function measure(system: Row['system'], set: string, shares: readonly number[], workload: Workload): Promise<Row> {
@@ -261,9 +265,14 @@ for (const workload of Object.keys(WORKLOADS) as Workload[]) {
       for (const system of ['ews', 'haproxy'] as const) if (only.includes(system)) await measure(system, set, shares, workload);
       continue;
     }
-    // Side by side: the same set on both systems, one after the other.
-    rows.push(await measure('ews', set, shares, workload));
-    rows.push(await measure('haproxy', set, shares, workload));
+    // Side by side: the same set on both systems, one after the other, RUNS times; the row is the
+    // run with the median throughput, with the range of all runs beside it.
+    const runs: Record<Row['system'], Row[]> = { ews: [], haproxy: [] };
+    for (let r = 0; r < RUNS; r++) for (const system of ['ews', 'haproxy'] as const) runs[system].push(await measure(system, set, shares, workload));
+    for (const system of ['ews', 'haproxy'] as const) {
+      const sorted = runs[system].sort((x, y) => x.rps - y.rps);
+      rows.push({ ...sorted[Math.floor((sorted.length - 1) / 2)]!, rpsRange: [sorted[0]!.rps, sorted.at(-1)!.rps] });
+    }
   }
 }
 if (only) process.exit(0);
@@ -285,7 +294,7 @@ for (const system of ['ews', 'haproxy']) {
 const vsHaproxy = Object.fromEntries((Object.keys(WORKLOADS) as Workload[]).map((w) => [w, +(get('ews', '3×20%', w).rps / get('haproxy', '3×20%', w).rps).toFixed(2)]));
 const freeRatios = { ews3MasterVsHaproxy3: +(free.ews3!.rps / free.haproxy3!.rps).toFixed(2), ews1VsPlainNode: +(free.ews1!.rps / free.plain!.rps).toFixed(2) };
 const data = {
-  what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after 1 s warm-up; boards in cgroup v1 CPU quotas; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
+  what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after 1 s warm-up, ${RUNS} runs per point alternating the two systems (the median run shown); boards in cgroup v1 CPU quotas; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
   node: process.version,
   boardNodeFlags: BOARD_NODE_FLAGS,
   at: new Date().toISOString(),
@@ -299,7 +308,7 @@ const data = {
 const table = rows
   .map(
     (r) =>
-      `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`,
+      `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.rpsRange?.join('–') ?? ''} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`,
   )
   .join('\n');
 const md = `# Boards: does a cluster serve more than one board? (paper 001 Fig. 5)
@@ -309,8 +318,8 @@ ${data.what}. Run ${data.at}, ${data.node}.
 Paper 001 (Fig. 5): with the same load, three boards answer more requests than one; the mixed
 cluster (two UP-ARM3000 + one XSBase255) sits between.
 
-| system | CGI | boards | req/s | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request |
-|---|---|---|---|---|---|---|---|---|
+| system | CGI | boards | req/s (median) | range over runs | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request |
+|---|---|---|---|---|---|---|---|---|---|
 ${table}
 
 Scale (req/s against one board at 20 %): ${Object.entries(scale)
