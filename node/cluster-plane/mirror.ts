@@ -44,6 +44,8 @@ export class ClusterMirror {
   private loadSent = -1;
   private ownSent = '';
   private observed = new Map<number, number>();
+  /** When this (master) thread last heard each board's load on a dispatch answer. */
+  private readonly observedAt: number[] = [];
   private alive: NodeJS.Timeout | undefined;
   private closed: Promise<void> | undefined;
   /** Role, runstate, join and stale-master events, after the copy is updated. */
@@ -133,6 +135,7 @@ export class ClusterMirror {
     if (this.role !== 'master' || board === this.self.index) return;
     this.table.report(board, load, nowMs);
     this.observed.set(board, load);
+    this.observedAt[board] = nowMs;
   }
 
   /** Broadcast application data to every board. False if it does not fit in a packet. */
@@ -192,16 +195,25 @@ export class ClusterMirror {
   }
 
   private adopt(s: PlaneState): void {
-    const toLocal = this.clock.now() - absNow();
-    this.role = s.role;
+    const now = this.clock.now();
+    const toLocal = now - absNow();
+    const wasMaster = this.role === 'master';
     this.term = s.term;
     this.master = s.master;
     this.resigned = s.resigned;
     this.viewBody = s.view;
     this.epochs = s.epochs;
+    this.role = s.role;
+    // A master hears each board's load on every dispatch answer, fresher than the plane's copy
+    // (sent twice per heartbeat): a load it observed within a heartbeat stands.
+    let reported = s.reported;
+    if (wasMaster && s.role === 'master') {
+      const mine = this.table.membership().reported;
+      reported = s.reported.map((r, i) => (now - (this.observedAt[i] ?? -Infinity) < this.cfg.cluster.heartbeatMs ? mine[i]! : r));
+    }
     this.table.adopt(
       s.runstates,
-      s.reported,
+      reported,
       s.heard.map((h) => h + toLocal),
     );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
