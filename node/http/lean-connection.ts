@@ -39,18 +39,24 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     answered: () => {
       busy = undefined;
       if (closeAfter) return void sock.end();
-      if (paused) {
-        paused = false;
-        sock.resume();
-      }
-      next();
+      // A client that does not read its answers: the next request waits until they have drained
+      // (answers are never piled up in memory faster than the client takes them).
+      if (sock.writableNeedDrain) return void sock.once('drain', goOn);
+      goOn();
     },
     destroy: () => sock.destroy(),
   };
 
+  const goOn = (): void => {
+    if (paused) {
+      paused = false;
+      sock.resume();
+    }
+    next();
+  };
   const onData = (chunk: Buffer): void => {
     buf = buf ? Buffer.concat([buf, chunk]) : chunk;
-    if (busy) {
+    if (busy || sock.writableNeedDrain) {
       // A pipelined request waits for the answer before it; past the bound, reading stops.
       if (buf.length > pendingMax && !paused) {
         paused = true;

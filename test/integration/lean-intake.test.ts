@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
+import { converged, makeCluster, metric, rawRequest, type TestCluster, waitFor } from './harness.ts';
 
 /** Write `text` on one connection; resolve with everything read once `count` answers (by status line) are in. */
 function exchange(port: number, text: string, count: number, timeoutMs = 10_000): Promise<{ out: string; closed: Promise<void> }> {
@@ -90,6 +90,48 @@ describe('lean intake', () => {
     assert.match(slow, /^HTTP\/1\.1 408/);
     const bad = await rawRequest(port, 'GET /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', { endAfterWrite: true });
     assert.match(bad, /^HTTP\/1\.1 400/);
+  });
+
+  test('a client that pipelines without reading its answers: the board stops taking its requests until it reads, then answers them all', async () => {
+    const N = 300; // 300 answers of 60 kB: 18 MB, more than the socket buffers hold
+    const served = () => metric(c.boards[0]!.url, 'ews_requests_total', { outcome: 'served' });
+    const before = await served();
+    const s = net.connect(port, '127.0.0.1');
+    s.pause(); // read nothing yet
+    s.on('error', () => {});
+    s.write('GET /cgi-bin/echo?bytes=60000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(N));
+    // Served until the buffers are full, then no more: the count stops moving.
+    let last = -1;
+    const stalled = await waitFor(
+      'the board to stop taking requests',
+      async () => {
+        const n = (await served()) - before;
+        const same = n === last;
+        last = n;
+        return same && n > 0 ? n : undefined;
+      },
+      15_000,
+      300,
+    );
+    assert.ok(stalled < N / 2, `served ${stalled} of ${N} to a client that read nothing`);
+    // Reading resumes the pipeline: every answer arrives.
+    let answers = 0,
+      tail = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${answers} answers`)), 30_000);
+      s.on('data', (d: Buffer) => {
+        const text = tail + d.toString('latin1');
+        answers += text.split('HTTP/1.1 200 OK\r\n').length - 1;
+        tail = text.slice(-20);
+        if (answers >= N) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      s.resume();
+    });
+    s.destroy();
+    assert.equal(answers, N);
   });
 
   test('a body that does not arrive in time: 408, and the board serves on', async () => {
