@@ -114,7 +114,7 @@ export class Board {
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
     const link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
-    const frames = new FrameCodec(cfg.cluster.key, l.bodyBytesMax + l.headerBytesMax + 1024);
+    const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, link, worker, metrics, link.bootEpoch);
     const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls);

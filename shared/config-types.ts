@@ -108,6 +108,8 @@ export interface QosConfig {
 export interface LimitsConfig {
   readonly headerBytesMax: number;
   readonly bodyBytesMax: number;
+  /** The largest answer a board sends the master over the dispatch link. */
+  readonly answerBytesMax: number;
   readonly queueMax: number;
   readonly queueBytesMax: number;
   readonly inFlightPerBoardMax: number;

@@ -18,6 +18,7 @@ import type { AuthConfig, BoardConfig, ClusterConfig, Config, LimitsConfig, User
 export const LIMIT_DEFAULTS: LimitsConfig = {
   headerBytesMax: 8192,
   bodyBytesMax: 65536,
+  answerBytesMax: 2 * 1024 * 1024,
   queueMax: 1000,
   queueBytesMax: 4 * 1024 * 1024,
   inFlightPerBoardMax: 16,
@@ -142,6 +143,7 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
   return {
     headerBytesMax: lim('headerBytesMax', 1024, 1 << 20),
     bodyBytesMax: lim('bodyBytesMax', 0, 64 << 20),
+    answerBytesMax: lim('answerBytesMax', 1024, 64 << 20),
     queueMax: lim('queueMax', 1, 1_000_000),
     queueBytesMax: lim('queueBytesMax', 0, 1 << 30),
     inFlightPerBoardMax: lim('inFlightPerBoardMax', 1, 10_000),

@@ -21,6 +21,7 @@ export const ERRORS = {
   OVERLOADED: { status: 503, message: 'the cluster is overloaded: pages are refused until the load falls (content adaptation)' },
   SHUTTING_DOWN: { status: 503, message: 'board is shutting down' },
   BOARD_FAILED: { status: 502, message: 'the executing board failed before answering' },
+  ANSWER_TOO_LARGE: { status: 502, message: "the executing board's answer is over limits.answerBytesMax" },
   DEVICE_ERROR: { status: 502, message: 'the device answered with an error or garbage' },
   DEVICE_TIMEOUT: { status: 504, message: 'the device did not answer in time' },
   DEVICE_OFFLINE: { status: 503, message: 'the device is offline (its serial port is gone); retry later' },

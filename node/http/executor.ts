@@ -55,6 +55,8 @@ export class Executor {
     const cancel = new Cancel();
     const out = new CapturedAnswer((status, h, body) => {
       core.finished();
+      // An answer the link cannot carry would close it for every request on it: an error instead.
+      if (body.length > this.cfg.limits.answerBytesMax) return sendError(new CapturedAnswer(reply), new EwsError('ANSWER_TOO_LARGE', `the answer is ${body.length} bytes`));
       reply(status, h, body);
     });
     core.accepted();

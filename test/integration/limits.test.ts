@@ -2,13 +2,14 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { converged, makeCluster, rawRequest, type TestCluster } from './harness.ts';
+import { converged, makeCluster, metric, rawRequest, type TestCluster } from './harness.ts';
 
 describe('limits', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(2, (cfg) => {
-      cfg.limits = { bodyBytesMax: 1024, headerBytesMax: 2048, headersTimeoutMs: 500 };
+      cfg.limits = { bodyBytesMax: 1024, headerBytesMax: 2048, headersTimeoutMs: 500, answerBytesMax: 100_000 };
+      cfg.benchmarkHandlers = true;
     });
     await converged(c);
   });
@@ -23,6 +24,18 @@ describe('limits', () => {
     const ok = await fetch(`${c.boards[0]!.url}/cgi-bin/echo`, { method: 'POST', body: 'x'.repeat(1024) });
     assert.equal(ok.status, 200, 'exactly the limit is accepted');
     assert.equal(((await ok.json()) as { bytes: number }).bytes, 1024);
+  });
+
+  test('an answer larger than a request may be crosses the dispatch link whole; one over answerBytesMax is a 502, and the link stays up', async () => {
+    const master = c.boards[0]!.url;
+    const big = await fetch(`${master}/cgi-bin/echo?bytes=60000`);
+    assert.equal(big.status, 200);
+    assert.equal(big.headers.get('x-ews-board'), 'b2', 'run on the other board, over the link');
+    assert.ok((await big.text()).length >= 60_000);
+    const over = await fetch(`${master}/cgi-bin/echo?bytes=200000`);
+    assert.equal(over.status, 502);
+    assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'ANSWER_TOO_LARGE');
+    assert.equal(await metric(master, 'ews_link_dropped_total'), 0, 'no frame refused, no link closed');
   });
 
   test('headers over headerBytesMax: 431', async () => {
