@@ -48,20 +48,13 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
       resigned: link.isSuspended,
     };
   };
-  // The request thread's copy needs a new state when something in it changed, and the view and
-  // heard times at least every half heartbeat: not after every load a dispatch answer carried.
-  let sentKey = '';
-  let sentAt = -Infinity;
+  // One state to the request thread after each batch of changes. The counts the request thread
+  // sends come twice per heartbeat (not per request), so these stay a few per heartbeat.
   let quiet = false;
   link.afterApply = () => {
     if (quiet) return;
     const events = pending;
-    const now = absNow();
     const s = state();
-    const key = `${s.role} ${s.term} ${s.master} ${s.resigned} ${s.runstates.join()} ${s.epochs.join()}`;
-    if (events.length === 0 && key === sentKey && now - sentAt < cfg.cluster.heartbeatMs / 2) return;
-    sentKey = key;
-    sentAt = now;
     pending = [];
     // The address follows the role, decided here: a board that sees a newer term lets it go at once.
     for (const e of events) {
