@@ -83,7 +83,7 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     if (slow) clearTimeout(slow);
     sock.setTimeout(0);
     sock.pause();
-    routes.handoff(sock, buf ?? Buffer.alloc(0));
+    routes.handoff(sock, buf ?? EMPTY);
   };
 
   function next(): void {
