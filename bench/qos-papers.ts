@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { runCalibrate } from '../node/calibrate.ts';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { openLoop, pct } from './open-loop.ts';
 import { lineChart } from './svg.ts';
 
@@ -19,7 +20,8 @@ const S = 100,
   C = 4,
   BOARDS = 3;
 
-async function cluster(extra: Record<string, unknown>): Promise<{ base: string; stop(): Promise<void> }> {
+/** A 3-board cluster; with `cpuShare`, every board in its own CPU cgroup at that share of a core (board-like CPUs). */
+async function cluster(extra: Record<string, unknown>, cpuShare?: number): Promise<{ base: string; stop(): Promise<void> }> {
   const ports = await freePorts(2 * BOARDS);
   const boards = Array.from({ length: BOARDS }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-qos-')), 'c.json');
@@ -36,6 +38,14 @@ async function cluster(extra: Record<string, unknown>): Promise<{ base: string; 
   const procs = boards.map((b) =>
     spawn(process.execPath, [...BOARD_NODE_FLAGS, join(ROOT, 'dist/ews.js'), 'start', '--config', file, '--board', b.id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'error' } }),
   );
+  const groups: CpuGroup[] =
+    cpuShare === undefined
+      ? []
+      : procs.map((p, i) => {
+          const g = cpuGroup(`qos-b${i + 1}`, cpuShare);
+          g.add(p.pid!);
+          return g;
+        });
   const base = `http://127.0.0.1:${boards[0]!.httpPort}`;
   await waitFor(
     'cluster up',
@@ -57,7 +67,9 @@ async function cluster(extra: Record<string, unknown>): Promise<{ base: string; 
               p.kill('SIGTERM');
             }),
         ),
-      ).then(() => {}),
+      ).then(() => {
+        for (const g of groups) g.remove();
+      }),
   };
 }
 
@@ -269,23 +281,28 @@ if (!only || only === '003') {
 // ---- 000: admission and content adaptation under a load step, calibrated; FPD against priority ----
 if (!only || only === '000') {
   // Pages whose cost is their size (no sleep): 60 kB at the full level, proportionally less at
-  // lighter levels, from 200 client addresses. a and b come from `ews calibrate` on the same
-  // cluster; the step goes from half the calibrated capacity at that size to 1.5× it.
+  // lighter levels, from 200 client addresses. The work is CPU, so the boards run board-like CPUs
+  // (each in its own cgroup at BOARD_SHARE of a core) where this machine allows it. a and b come
+  // from `ews calibrate` on the same cluster; the step goes from half the calibrated capacity at
+  // that size to 1.5× it.
   const RUNS = Number(process.env.QOS_RUNS ?? 3);
   const SIZE = 60_000;
-  const cal = await cluster({});
-  const { a, b, points } = await runCalibrate(cal.base, { seconds: 1, sizes: [4096, 16_384, SIZE, 131_072] }, () => {});
+  const share = cgroupsAvailable() ? Number(process.env.BOARD_SHARE ?? 0.2) : undefined;
+  const cpus = share === undefined ? 'unconstrained boards (no writable CPU cgroups here)' : `every board in its own CPU cgroup at ${Math.round(share * 100)} % of a core`;
+  const cal = await cluster({}, share);
+  const { a, b, points } = await runCalibrate(cal.base, { seconds: 2, sizes: [4096, 16_384, SIZE, 131_072] }, () => {});
   await cal.stop();
   const rmax = points.find((p) => p.bytes === SIZE)!.R;
   const pick = (cls: string) => (i: number) => ({ cls, path: `/echo/${cls}?ms=0&bytes=${SIZE}`, headers: { 'x-forwarded-for': `10.1.0.${i % 200}` } });
   const adaptation = { trees: 3, targetUtilization: 0.85, k: 1, a, b };
-  const admission = { targetQueue: 8, q0: 0.8, q1: -0.5, refuseAfterPeriods: 2, reserveMax: 200 };
+  const admission = { targetQueue: 8, q0: 0.8, q1: -0.5, refuseAfterPeriods: 2, reserveMax: 2000 };
   const rows: string[] = [];
   const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
   const range = (xs: number[], d = 0) => `${mean(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
   const modes = [
     { name: 'neither', qos: {}, color: '#e8710a' },
     { name: 'admission', qos: { admission }, color: '#8a4fff' },
+    { name: "admission, the paper's law alone", qos: { admission: { ...admission, probeGrowth: 1 } }, color: '#999999', dash: true },
     { name: 'adaptation', qos: { adaptation }, color: '#0b63c5' },
     { name: 'both', qos: { admission, adaptation }, color: '#1b7f3b' },
   ];
@@ -296,7 +313,7 @@ if (!only || only === '000') {
       rate: number[] = [],
       quality: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      const c = await cluster({ qos: { scheduler: 'priority', periodMs: 250, ...m.qos } });
+      const c = await cluster({ qos: { scheduler: 'priority', periodMs: 250, ...m.qos } }, share);
       await openLoop(c.base, 0.5 * rmax, 3, pick('page'), 5000);
       const high = await openLoop(c.base, 1.5 * rmax, 6, pick('page'), 5000);
       await c.stop();
@@ -311,6 +328,7 @@ if (!only || only === '000') {
     series.push({
       name: m.name,
       color: m.color,
+      ...(m.dash ? { dash: true } : {}),
       points: [
         [0, mean(p50)],
         [1, mean(p99)],
@@ -318,32 +336,51 @@ if (!only || only === '000') {
     });
   }
   writeFileSync(join(OUT, 'paper000-adaptation.svg'), lineChart('000: latency after a step to 1.5× the calibrated capacity (0 = p50, 1 = p99)', 'percentile', 'ms', series));
-  // FPD against priority: two classes, gold (share 2) and silver (share 1), both adapted, at 1.5×.
+  // FPD against priority: two classes, gold (share 2, priority 0) and silver (share 1), half the
+  // traffic each, full pages, a 1 s class deadline, over a load sweep. Past capacity some requests
+  // must be dropped (quality 0): the scheduler decides whose. FPD should keep the classes'
+  // delivered quality at the 2:1 of their shares; priority drops silver first.
+  const LOADS = [1, 1.5, 2];
   const fpdRows: string[] = [];
+  const fpdSeries: typeof series = [{ name: 'the shares (2:1)', color: '#999999', dash: true, points: LOADS.map((l) => [l, 2]) }];
   for (const scheduler of ['priority', 'fpd']) {
-    const got: Record<string, { ok: number[]; quality: number[] }> = { gold: { ok: [], quality: [] }, silver: { ok: [], quality: [] } };
-    for (let run = 0; run < RUNS; run++) {
-      const c = await cluster({
-        classes: [
-          { name: 'gold', priority: 0, share: 2, match: [{ pathPrefix: '/echo/gold' }] },
-          { name: 'silver', priority: 1, share: 1, match: [{ pathPrefix: '/' }] },
-        ],
-        qos: { scheduler, periodMs: 250, historyK: 50, adaptation },
-      });
-      const r = await openLoop(c.base, 1.5 * rmax, 6, (i) => pick(i % 2 ? 'silver' : 'gold')(i), 5000);
-      await c.stop();
-      for (const k of ['gold', 'silver']) {
-        const x = r.classes[k]!;
-        got[k]!.ok.push((100 * x.ok) / Math.max(1, x.sent));
-        got[k]!.quality.push(x.trees.length ? mean(x.trees) / 3 : 0);
+    const pts: Array<[number, number]> = [];
+    for (const load of LOADS) {
+      const got: Record<string, { ok: number[]; quality: number[] }> = { gold: { ok: [], quality: [] }, silver: { ok: [], quality: [] } };
+      const ratio: number[] = [];
+      for (let run = 0; run < RUNS; run++) {
+        const c = await cluster(
+          {
+            classes: [
+              { name: 'gold', priority: 0, share: 2, deadlineMs: 1000, match: [{ pathPrefix: '/echo/gold' }] },
+              { name: 'silver', priority: 1, share: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
+            ],
+            qos: { scheduler, periodMs: 250, historyK: 50 },
+          },
+          share,
+        );
+        const r = await openLoop(c.base, load * rmax, 6, (i) => pick(i % 2 ? 'silver' : 'gold')(i), 5000);
+        await c.stop();
+        const q: Record<string, number> = {};
+        for (const k of ['gold', 'silver']) {
+          const x = r.classes[k]!;
+          // Delivered quality per request sent: the answer's level / 3, 0 when refused or dropped (the paper's D).
+          q[k] = x.trees.reduce((s, t) => s + t / 3, 0) / Math.max(1, x.sent);
+          got[k]!.ok.push((100 * x.ok) / Math.max(1, x.sent));
+          got[k]!.quality.push(q[k]!);
+        }
+        ratio.push(q.gold! / Math.max(1e-9, q.silver!));
       }
+      pts.push([load, mean(ratio)]);
+      fpdRows.push(`| ${load}× | ${scheduler} | ${range(got.gold!.ok)} / ${range(got.silver!.ok)} | ${range(got.gold!.quality, 2)} / ${range(got.silver!.quality, 2)} | ${range(ratio, 2)} |`);
     }
-    fpdRows.push(`| ${scheduler} | ${range(got.gold!.ok)} / ${range(got.silver!.ok)} | ${range(got.gold!.quality, 2)} / ${range(got.silver!.quality, 2)} |`);
+    fpdSeries.push({ name: scheduler, color: scheduler === 'fpd' ? '#0b63c5' : '#e8710a', points: pts });
   }
+  writeFileSync(join(OUT, 'paper000-fpd.svg'), lineChart('000: delivered quality gold / silver (shares 2:1) against load', 'load (× calibrated capacity)', 'quality ratio', fpdSeries));
   md.push(
     '## 000 — admission and content adaptation under a load step, calibrated',
     '',
-    `Pages of 60 kB at the full level (cost = size; lighter levels send less), 200 client addresses. \`ews calibrate\` on the same cluster: a = ${(a * 1000).toFixed(3)} ms per request, b = ${(b * 1e6).toFixed(4)} µs per byte; capacity at 60 kB ${rmax.toFixed(0)} pages/s. Load: half of that for 3 s, then 1.5× for 6 s (measured). ${RUNS} runs per mode (mean and range).`,
+    `Pages of 60 kB at the full level (cost = size; lighter levels send less), 200 client addresses; ${cpus}. \`ews calibrate\` on the same cluster: a = ${(a * 1000).toFixed(3)} ms per request, b = ${(b * 1e6).toFixed(4)} µs per byte; capacity at 60 kB ${rmax.toFixed(0)} pages/s. Load: half of that for 3 s, then 1.5× for 6 s (measured). ${RUNS} runs per mode (mean and range). Admission: target queue 8, q0 0.8, q1 −0.5, period 250 ms, refused after 2 periods in the reserve, probe growth 1.25 (the paper's law alone: 1).`,
     '',
     '| mode | p50 ms | p99 ms | refused (503) % | answered /s | delivered quality (1 = full) |',
     '|---|---|---|---|---|---|',
@@ -351,11 +388,13 @@ if (!only || only === '000') {
     '',
     '![](paper000-adaptation.svg)',
     '',
-    'FPD against priority: two classes, gold (share 2, priority 0) and silver (share 1), half the traffic each, adapted, at 1.5× capacity.',
+    'FPD against priority: two classes, gold (share 2, priority 0) and silver (share 1), half the traffic each, full pages, class deadline 1 s, over a load sweep. Quality per request sent: level / 3 when answered, 0 when refused or dropped.',
     '',
-    '| scheduler | answered % gold / silver | delivered quality gold / silver |',
-    '|---|---|---|',
+    '| load | scheduler | answered % gold / silver | delivered quality gold / silver | quality ratio gold / silver (shares: 2) |',
+    '|---|---|---|---|---|',
     ...fpdRows,
+    '',
+    '![](paper000-fpd.svg)',
     '',
   );
 }

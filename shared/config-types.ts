@@ -83,6 +83,8 @@ export interface AdmissionConfig {
   readonly alpha: number;
   readonly refuseAfterPeriods: number;
   readonly reserveMax: number;
+  /** Budget growth per period while the queue ends empty and requests wait in the reserve (1: the paper's law alone). */
+  readonly probeGrowth: number;
 }
 export interface AdaptationConfig {
   readonly trees: number;

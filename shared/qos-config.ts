@@ -112,7 +112,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
   const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
-  const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax'], false);
+  const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax', 'probeGrowth'], false);
   const admission: AdmissionConfig | undefined = ad && {
     targetQueue: r.int(ad, 'targetQueue', 'qos.admission', 10, 0, 1_000_000),
     q0: num(r, ad, 'q0', 'qos.admission', 0.8, 0, 10),
@@ -120,6 +120,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
     alpha: num(r, ad, 'alpha', 'qos.admission', 0.5, 0.01, 1),
     refuseAfterPeriods: r.int(ad, 'refuseAfterPeriods', 'qos.admission', 3, 1, 1000),
     reserveMax: r.int(ad, 'reserveMax', 'qos.admission', 200, 0, 1_000_000),
+    probeGrowth: num(r, ad, 'probeGrowth', 'qos.admission', 1.25, 1, 4),
   };
   // The queue integrates admissions and target_in integrates the error: the loop's poles are the
   // roots of z² − (2 − q0)·z + (1 + q1), inside the unit circle (Jury) only if −2 < q1 < 0,

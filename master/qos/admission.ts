@@ -9,6 +9,14 @@
 // still reserved after `refuseAfterPeriods` periods is refused explicitly (503 + Retry-After),
 // never left to time out. Requests of a *verified* session always pass (transactional rule; the
 // caller decides what is verified). Pure: time and randomness injected.
+//
+// One addition to the paper: the queue is a censored sensor. When it ends a period empty, the
+// server had room the law cannot see (e is at most target_q whatever the spare capacity), so the
+// law alone raises the budget by only (q0 + q1)·target_q per period: after a step in load it
+// refused most of the traffic for seconds while the boards idled. So when the queue ends a period
+// empty while requests wait in the reserve (the budget, not the server, held them back), the
+// budget also grows by `probeGrowth` × what was admitted (multiplicative probing, as TCP's slow
+// start); as soon as the queue holds anything the paper's law alone decides again.
 
 export interface AdmissionParams {
   targetQueue: readonly number[];
@@ -17,6 +25,8 @@ export interface AdmissionParams {
   /** Weight of the newest period in the arrival prediction. */
   alpha: number;
   refuseAfterPeriods: number;
+  /** Budget growth per period while the queue ends empty and the reserve holds requests (1 = the paper's law alone). */
+  probeGrowth: number;
 }
 
 export interface ClassAdmission {
@@ -66,7 +76,10 @@ export class AdmissionController {
       c.admitted += shortfall;
       const q = queueLengths[i]! + shortfall;
       const e = targetQueue[i]! - q;
-      const targetIn = Math.max(0, c.admitted + q0 * e + q1 * this.ePrev[i]!);
+      const law = c.admitted + q0 * e + q1 * this.ePrev[i]!;
+      // A censored sensor: empty queue and a waiting reserve means the budget held the server back.
+      const starved = q === 0 && (reserved[i] ?? 0) - shortfall > 0;
+      const targetIn = Math.max(0, starved ? Math.max(law, c.admitted * this.params.probeGrowth) : law);
       // Then the new budget serves what still waits, before any newcomer.
       const release = Math.min((reserved[i] ?? 0) - shortfall, Math.floor(targetIn));
       c.predicted = c.predicted === 0 ? c.in : alpha * c.in + (1 - alpha) * c.predicted;

@@ -9,7 +9,7 @@ import { MISS, QuotaController } from '../../master/qos/quota.ts';
 import { rng } from '../sim/simulator.ts';
 
 test('admission: target_in = in + q0·e(t) + q1·e(t−T) (in = admitted), p = target_in / predicted', () => {
-  const a = new AdmissionController(1, { targetQueue: [5], q0: 0.5, q1: 0.2, alpha: 0.5, refuseAfterPeriods: 3 }, () => 0);
+  const a = new AdmissionController(1, { targetQueue: [5], q0: 0.5, q1: 0.2, alpha: 0.5, refuseAfterPeriods: 3, probeGrowth: 1 }, () => 0);
   for (let i = 0; i < 10; i++) a.arrive(0, false);
   // first period: in 10, q 6 → e = −1, e(t−T) = 0: target_in = 10 − 0.5 = 9.5; predicted 10
   a.period([6], [0]);
@@ -22,7 +22,7 @@ test('admission: target_in = in + q0·e(t) + q1·e(t−T) (in = admitted), p = t
 });
 
 test("admission: the reserve is served first from the new period's target_in; newcomers get what is left; verified sessions always pass", () => {
-  const a = new AdmissionController(1, { targetQueue: [0], q0: 1, q1: 0, alpha: 1, refuseAfterPeriods: 3 }, () => 0);
+  const a = new AdmissionController(1, { targetQueue: [0], q0: 1, q1: 0, alpha: 1, refuseAfterPeriods: 3, probeGrowth: 1 }, () => 0);
   for (let i = 0; i < 10; i++) assert.equal(a.arrive(0, false), 'admit', 'the first period admits all (nothing learned yet)');
   // in 10, q 4 → e = −4: target_in = 10 − 4 = 6. Five wait in the reserve: all five go first.
   assert.deepEqual(a.period([4], [5]), [5]);
@@ -36,7 +36,7 @@ test("admission: the reserve is served first from the new period's target_in; ne
 });
 
 test('admission closed loop: the queue settles near its target under a steady overload', () => {
-  const a = new AdmissionController(1, { targetQueue: [20], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 3 }, rng(9));
+  const a = new AdmissionController(1, { targetQueue: [20], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 3, probeGrowth: 1.25 }, rng(9));
   let q = 0,
     reserve = 0;
   const service = 80; // per period; 120 offered
@@ -54,6 +54,70 @@ test('admission closed loop: the queue settles near its target under a steady ov
   const tail = qs.slice(-20);
   const mean = tail.reduce((s, x) => s + x, 0) / tail.length;
   assert.ok(Math.abs(mean - 20) < 2 && tail.every((x) => Math.abs(x - 20) <= 6), `queue ${mean.toFixed(1)} vs target 20 (${tail.join(',')})`);
+});
+
+test('admission probe: an empty queue with a waiting reserve grows the budget by probeGrowth × admitted; the law alone by (q0 + q1)·e', () => {
+  const budgets = [1, 1.25].map((probeGrowth) => {
+    const a = new AdmissionController(1, { targetQueue: [8], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 3, probeGrowth }, () => 0);
+    for (let i = 0; i < 100; i++) a.arrive(0, false);
+    // in 100, q 0, nothing reserved (not starved): 100 + 0.8·8 = 106.4
+    assert.deepEqual(a.period([0], [0]), [0]);
+    assert.equal(+a.classes[0]!.targetIn.toFixed(6), 106.4);
+    // 200 arrive: 107 pass (while admitted < 106.4), 93 wait; the queue ends empty
+    const got = Array.from({ length: 200 }, () => a.arrive(0, false)).filter((x) => x === 'admit').length;
+    assert.equal(got, 107);
+    // law: 107 + 0.8·8 − 0.5·8 = 109.4; starved: max(109.4, 1.25·107 = 133.75); the reserve goes first
+    assert.deepEqual(a.period([0], [93]), [93]);
+    return +a.classes[0]!.targetIn.toFixed(6);
+  });
+  assert.deepEqual(budgets, [109.4, 133.75]);
+  // Anything in the queue: the paper's law alone, probe or not.
+  const b = new AdmissionController(1, { targetQueue: [8], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 3, probeGrowth: 2 }, () => 0);
+  for (let i = 0; i < 100; i++) b.arrive(0, false);
+  b.period([3], [50]);
+  assert.equal(+b.classes[0]!.targetIn.toFixed(6), 104);
+});
+
+/** A load step from half to 1.5× a server of 400 per period, noisy; what admission lets through after it. */
+function stepRun(probeGrowth: number): { servedPerPeriod: number; refused: number; excess: number } {
+  const a = new AdmissionController(1, { targetQueue: [8], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 2, probeGrowth }, rng(3));
+  const noise = rng(7);
+  let q = 0;
+  let reserve: number[] = []; // the period each waiting request arrived in
+  let served = 0,
+    refused = 0,
+    offered = 0;
+  for (let t = 0; t < 60; t++) {
+    const n = Math.round((t < 12 ? 200 : 600) * (0.9 + 0.2 * noise()));
+    const cap = Math.round(400 * (0.9 + 0.2 * noise()));
+    let s = 0;
+    for (let i = 0; i < n; i++) {
+      if (a.arrive(0, false) === 'admit') q++;
+      else reserve.push(t);
+      const k = Math.min(q, Math.floor(((i + 1) * cap) / n) - Math.floor((i * cap) / n)); // served as the period goes
+      q -= k;
+      s += k;
+    }
+    const up = a.period([q], [reserve.length])[0]!;
+    reserve.splice(0, up);
+    q += up;
+    const stale = reserve.filter((at) => t + 1 - at >= 2).length; // refused after 2 periods, with 503
+    reserve = reserve.filter((at) => t + 1 - at < 2);
+    if (t >= 12) {
+      served += s;
+      refused += stale;
+      offered += n;
+    }
+  }
+  return { servedPerPeriod: served / 48, refused: refused / offered, excess: 1 - (400 * 48) / offered };
+}
+
+test('admission after a load step: the probe refuses only the excess and keeps the server busy; the law alone starves it', () => {
+  const probe = stepRun(1.25);
+  assert.ok(probe.servedPerPeriod >= 0.95 * 400, `served ${probe.servedPerPeriod.toFixed(0)} of 400 per period`);
+  assert.ok(probe.refused <= probe.excess + 0.03, `refused ${(100 * probe.refused).toFixed(1)}% against an excess of ${(100 * probe.excess).toFixed(1)}%`);
+  const law = stepRun(1);
+  assert.ok(law.servedPerPeriod < 0.7 * 400, `the law alone served ${law.servedPerPeriod.toFixed(0)} of 400 per period`);
 });
 
 test('adaptation: U = a·R + b·W; G ← clamp(G + k(U* − U), 0, M); fractional G by client hash', () => {
