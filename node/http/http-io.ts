@@ -77,8 +77,12 @@ export function endToEndHeaders(h: IncomingMessage['headers']): Record<string, s
   return out;
 }
 
-/** Relays an upstream answer to our client: status, end-to-end headers, body (streamed to a ServerResponse, else whole). */
-export function relayResponse(upstream: IncomingMessage, res: Answer): void {
+/**
+ * Relays an upstream answer to our client: status, end-to-end headers, body (streamed to a
+ * ServerResponse, else gathered whole, at most `bytesMax`: over it the client gets 502
+ * ANSWER_TOO_LARGE and the upstream is dropped).
+ */
+export function relayResponse(upstream: IncomingMessage, res: Answer, bytesMax: number): void {
   const h: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v;
   if (res instanceof ServerResponse) {
@@ -87,7 +91,14 @@ export function relayResponse(upstream: IncomingMessage, res: Answer): void {
     return;
   }
   const chunks: Buffer[] = [];
-  upstream.on('data', (c: Buffer) => chunks.push(c));
+  let bytes = 0;
+  upstream.on('data', (c: Buffer) => {
+    bytes += c.length;
+    if (bytes <= bytesMax) return void chunks.push(c);
+    chunks.length = 0;
+    upstream.destroy();
+    sendError(res, new EwsError('ANSWER_TOO_LARGE', `the master's answer is over ${bytesMax} bytes`));
+  });
   upstream.on('error', () => res.destroy());
   upstream.on('end', () => {
     if (res.headersSent || res.destroyed) return;

@@ -30,7 +30,7 @@ export class MasterRelay {
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
     });
-    up.on('response', (ur) => relayResponse(ur, res));
+    up.on('response', (ur) => relayResponse(ur, res, this.cfg.limits.answerBytesMax));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
     up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
     up.end(body);
