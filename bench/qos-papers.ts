@@ -1,5 +1,5 @@
-// The experiments of papers 004, 003, 000 and 002, replicated on a running 3-board cluster under
-// open-loop load (scaled to a few seconds). Each writes a table and an SVG into bench/results/.
+// The experiments of papers 004, 003, 000 and 002, replicated on a running 3-board cluster on
+// board-like CPUs under open-loop load (scaled to a few seconds). Each writes a table and an SVG into bench/results/.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -20,8 +20,15 @@ const S = 100,
   C = 4,
   BOARDS = 3;
 
-/** A 3-board cluster; with `cpuShare`, every board in its own CPU cgroup at that share of a core (board-like CPUs). */
-async function cluster(extra: Record<string, unknown>, cpuShare?: number): Promise<{ base: string; stop(): Promise<void> }> {
+/**
+ * Board-like CPUs: every board in its own CPU cgroup at this share of a core (BOARD_SHARE, 0.2 by
+ * default; 0 runs them unconstrained), where this machine lets us write cgroups.
+ */
+const SHARE = cgroupsAvailable() && Number(process.env.BOARD_SHARE ?? 0.2) > 0 ? Number(process.env.BOARD_SHARE ?? 0.2) : undefined;
+const CPUS = SHARE === undefined ? 'unconstrained boards' : `every board in its own CPU cgroup at ${Math.round(SHARE * 100)} % of a core`;
+
+/** A 3-board cluster on board-like CPUs (SHARE). */
+async function cluster(extra: Record<string, unknown>, cpuShare = SHARE): Promise<{ base: string; stop(): Promise<void> }> {
   const ports = await freePorts(2 * BOARDS);
   const boards = Array.from({ length: BOARDS }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-qos-')), 'c.json');
@@ -287,9 +294,7 @@ if (!only || only === '000') {
   // that size to 1.5× it.
   const RUNS = Number(process.env.QOS_RUNS ?? 3);
   const SIZE = 60_000;
-  const share = cgroupsAvailable() ? Number(process.env.BOARD_SHARE ?? 0.2) : undefined;
-  const cpus = share === undefined ? 'unconstrained boards (no writable CPU cgroups here)' : `every board in its own CPU cgroup at ${Math.round(share * 100)} % of a core`;
-  const cal = await cluster({}, share);
+  const cal = await cluster({});
   const { a, b, points } = await runCalibrate(cal.base, { seconds: 2, sizes: [4096, 16_384, SIZE, 131_072] }, () => {});
   await cal.stop();
   const rmax = points.find((p) => p.bytes === SIZE)!.R;
@@ -313,7 +318,7 @@ if (!only || only === '000') {
       rate: number[] = [],
       quality: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      const c = await cluster({ qos: { scheduler: 'priority', periodMs: 250, ...m.qos } }, share);
+      const c = await cluster({ qos: { scheduler: 'priority', periodMs: 250, ...m.qos } });
       await openLoop(c.base, 0.5 * rmax, 3, pick('page'), 5000);
       const high = await openLoop(c.base, 1.5 * rmax, 6, pick('page'), 5000);
       await c.stop();
@@ -349,16 +354,13 @@ if (!only || only === '000') {
       const got: Record<string, { ok: number[]; quality: number[] }> = { gold: { ok: [], quality: [] }, silver: { ok: [], quality: [] } };
       const ratio: number[] = [];
       for (let run = 0; run < RUNS; run++) {
-        const c = await cluster(
-          {
-            classes: [
-              { name: 'gold', priority: 0, share: 2, deadlineMs: 1000, match: [{ pathPrefix: '/echo/gold' }] },
-              { name: 'silver', priority: 1, share: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
-            ],
-            qos: { scheduler, periodMs: 250, historyK: 50 },
-          },
-          share,
-        );
+        const c = await cluster({
+          classes: [
+            { name: 'gold', priority: 0, share: 2, deadlineMs: 1000, match: [{ pathPrefix: '/echo/gold' }] },
+            { name: 'silver', priority: 1, share: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
+          ],
+          qos: { scheduler, periodMs: 250, historyK: 50 },
+        });
         const r = await openLoop(c.base, load * rmax, 6, (i) => pick(i % 2 ? 'silver' : 'gold')(i), 5000);
         await c.stop();
         const q: Record<string, number> = {};
@@ -380,7 +382,7 @@ if (!only || only === '000') {
   md.push(
     '## 000 — admission and content adaptation under a load step, calibrated',
     '',
-    `Pages of 60 kB at the full level (cost = size; lighter levels send less), 200 client addresses; ${cpus}. \`ews calibrate\` on the same cluster: a = ${(a * 1000).toFixed(3)} ms per request, b = ${(b * 1e6).toFixed(4)} µs per byte; capacity at 60 kB ${rmax.toFixed(0)} pages/s. Load: half of that for 3 s, then 1.5× for 6 s (measured). ${RUNS} runs per mode (mean and range). Admission: target queue 8, q0 0.8, q1 −0.5, period 250 ms, refused after 2 periods in the reserve, probe growth 1.25 (the paper's law alone: 1).`,
+    `Pages of 60 kB at the full level (cost = size; lighter levels send less), 200 client addresses. \`ews calibrate\` on the same cluster: a = ${(a * 1000).toFixed(3)} ms per request, b = ${(b * 1e6).toFixed(4)} µs per byte; capacity at 60 kB ${rmax.toFixed(0)} pages/s. Load: half of that for 3 s, then 1.5× for 6 s (measured). ${RUNS} runs per mode (mean and range). Admission: target queue 8, q0 0.8, q1 −0.5, period 250 ms, refused after 2 periods in the reserve, probe growth 1.25 (the paper's law alone: 1).`,
     '',
     '| mode | p50 ms | p99 ms | refused (503) % | answered /s | delivered quality (1 = full) |',
     '|---|---|---|---|---|---|',
@@ -463,5 +465,6 @@ if (!only || only === '002') {
   );
 }
 
+md.unshift(`Boards: ${CPUS}.`, '');
 writeFileSync(join(OUT, `qos-papers${only ? `-${only}` : ''}.md`), `${md.join('\n')}\n`);
 process.stdout.write(`${md.join('\n')}\n`);
