@@ -84,7 +84,9 @@ async function cluster(extra: Record<string, unknown>, cpuShare = SHARE): Promis
 function sampleQuotas(base: string): { trace: number[][]; sampler: NodeJS.Timeout } {
   const trace: number[][] = [];
   const sampler = setInterval(async () => {
-    const st = (await (await fetch(`${base}/api/stats`)).json().catch(() => ({}))) as { qos?: { quotas?: number[] } };
+    const st = (await fetch(`${base}/api/stats`)
+      .then((r) => r.json())
+      .catch(() => ({}))) as { qos?: { quotas?: number[] } };
     if (st.qos?.quotas) trace.push(st.qos.quotas.slice(0, 3));
   }, 250);
   return { trace, sampler };
@@ -135,7 +137,13 @@ if (!only || only === '004') {
     return sum / n;
   };
   const queueSeries: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
-  for (const load of [0.95, 1.1, 1.3]) {
+  const LOADS = [0.95, 1.1, 1.3];
+  const meanSeries: typeof queueSeries = [
+    { name: 'fifo', color: '#e8710a', points: [] },
+    { name: 'dwfs', color: '#0b63c5', points: [] },
+    { name: 'simulated SJF', color: '#999999', dash: true, points: LOADS.map((l) => [l, simulate(l * capacity, 8, true)]) },
+  ];
+  for (const load of LOADS) {
     const rate = load * capacity;
     for (const scheduler of ['fifo', 'dwfs']) {
       const means: number[] = [],
@@ -146,7 +154,9 @@ if (!only || only === '004') {
         const c = await cluster({ classes: [...classes, { name: 'other', priority: 9, match: [{ pathPrefix: '/' }] }], qos: { scheduler, periodMs: 500, dwfsBeta: 0.2 } });
         const queues: number[][] = [];
         const sampler = setInterval(async () => {
-          const st = (await (await fetch(`${c.base}/api/stats`)).json().catch(() => ({}))) as { classes?: Array<{ queued: number }> };
+          const st = (await fetch(`${c.base}/api/stats`)
+            .then((r) => r.json())
+            .catch(() => ({}))) as { classes?: Array<{ queued: number }> };
           if (st.classes) queues.push(st.classes.slice(0, 4).map((x) => x.queued));
         }, 250);
         const r = await openLoop(
@@ -168,6 +178,7 @@ if (!only || only === '004') {
         lastQueues = queues;
       }
       const range = (xs: number[]) => `${Math.round(mean(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
+      meanSeries.find((x) => x.name === scheduler)!.points.push([load, mean(means)]);
       rows.push(`| ${load}× | ${scheduler} | ${range(means)} | ${range(p99s)} | ${perKind.map((x) => Math.round(mean(x))).join(' / ')} |`);
       if (load === 1.1)
         for (const [j, k] of kinds.entries())
@@ -180,6 +191,7 @@ if (!only || only === '004') {
     }
     rows.push(`| ${load}× | simulated FIFO / SJF, same arrivals, 8 servers, no overhead | ${Math.round(simulate(rate, 8, false))} / ${Math.round(simulate(rate, 8, true))} | | |`);
   }
+  writeFileSync(join(OUT, 'paper004-dwfs.svg'), lineChart('004: mean response time against load (mean of the runs)', 'load (× capacity)', 'ms', meanSeries));
   writeFileSync(join(OUT, 'paper004-queues.svg'), lineChart('004: queue length per kind at 1.1× capacity (last run; dashed FIFO, solid DWFS)', 'time (s)', 'queued', queueSeries));
   md.push(
     '## 004 — FIFO vs DWFS near and past saturation',
@@ -189,6 +201,8 @@ if (!only || only === '004') {
     '| load | scheduler | mean ms (range) | p99 ms (range) | mean ms per kind (browse / checkout / search / static) |',
     '|---|---|---|---|---|',
     ...rows,
+    '',
+    '![](paper004-dwfs.svg)',
     '',
     '![](paper004-queues.svg)',
     '',

@@ -15,8 +15,8 @@
 // law alone raises the budget by only (q0 + q1)·target_q per period: after a step in load it
 // refused most of the traffic for seconds while the boards idled. So when the queue ends a period
 // empty while requests wait in the reserve (the budget, not the server, held them back), the
-// budget also grows by `probeGrowth` × what was admitted (multiplicative probing, as TCP's slow
-// start); as soon as the queue holds anything the paper's law alone decides again.
+// budget grows to at least `probeGrowth` × what was admitted (multiplicative probing, as TCP's
+// slow start); as soon as the queue holds anything the paper's law alone decides again.
 
 export interface AdmissionParams {
   targetQueue: readonly number[];
