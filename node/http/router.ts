@@ -67,7 +67,7 @@ export class Router {
   /** Whether the lean intake may take this request: the master's queued work, nothing the board answers itself. */
   leanAccepts(method: string, path: string): boolean {
     if (this.d.core.role !== 'master' || this.d.closing()) return false;
-    return method === 'POST' ? !OWN_POST.has(path) && !path.startsWith('/api/alarms/') : !OWN_GET.has(path);
+    return method === 'POST' ? ownPost(path) === undefined : !OWN_GET.has(path);
   }
 
   /** A request from the lean intake (`leanAccepts` took it), body read. */
@@ -187,13 +187,20 @@ export class Router {
         }
       }
     }
-    if (method === 'POST' && path === '/api/login') return d.sessions.login(req, res);
-    if (method === 'POST' && path.startsWith('/api/alarms/')) {
-      const who = d.guard.check(req, 'operator', now);
-      if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
-      return;
-    }
-    if (method === 'POST' && path === '/api/logout') return d.sessions.logout(req, res);
+    if (method === 'POST')
+      switch (ownPost(path)) {
+        case 'login':
+          return d.sessions.login(req, res);
+        case 'logout':
+          return d.sessions.logout(req, res);
+        case 'alarm': {
+          const who = d.guard.check(req, 'operator', now);
+          if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
+          return;
+        }
+        case undefined:
+          break;
+      }
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (this.queue(req, res, path, body)) return;
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
@@ -206,4 +213,6 @@ export class Router {
 const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/stats'] as const;
 const OWN_GET: ReadonlySet<string> = new Set(OWN_GET_PATHS);
 const isOwnGet = (path: string): path is (typeof OWN_GET_PATHS)[number] => OWN_GET.has(path);
-const OWN_POST = new Set(['/api/login', '/api/logout']);
+/** The POSTs a board answers itself, for the route's switch and for the lean intake's test. */
+const ownPost = (path: string): 'login' | 'logout' | 'alarm' | undefined =>
+  path === '/api/login' ? 'login' : path === '/api/logout' ? 'logout' : path.startsWith('/api/alarms/') ? 'alarm' : undefined;
