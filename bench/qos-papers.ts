@@ -232,33 +232,42 @@ if (!only || only === '003') {
       const steps = trace.map((q) => q[c]!).flatMap((v, i, a) => (i > 0 && v !== a[i - 1] ? [Math.sign(v - a[i - 1]!)] : []));
       return steps.filter((x, i) => i > 0 && x !== steps[i - 1]).length;
     });
-  for (const mode of ['open loop (no quota)', 'closed loop (quota)'] as const) {
+  /**
+   * RUNS runs of one mode: per class the queue waits (latency − service), class 0's share within
+   * its target per run (%), the most times a class's quota turned in one run, and the first run's quotas.
+   */
+  const runMode = async (mode: string, send: (base: string) => ReturnType<typeof openLoop>) => {
+    const closed = mode.startsWith('closed');
     const waits: number[][] = [[], [], []];
     const met0: number[] = [];
-    const turns: number[] = [0, 0, 0];
+    const turns = [0, 0, 0];
+    let first: number[][] = [];
     for (let run = 0; run < RUNS; run++) {
-      const c = await cluster({ classes, limits, qos: { scheduler: 'fifo', periodMs: 250, ...(mode.startsWith('closed') ? { quota: { gain: 0.5 } } : {}) } });
+      const c = await cluster({ classes, limits, qos: { scheduler: 'fifo', periodMs: 250, ...(closed ? { quota: { gain: 0.5 } } : {}) } });
       const { trace, sampler } = sampleQuotas(c.base);
-      // The batch at once: every request is sent in the first instant.
-      const r = await openLoop(c.base, 100_000, batch.length / 100_000, (i) => ({ cls: `c${batch[i]}`, path: `/echo/c${batch[i]}?ms=${Q}` }), 60_000);
+      const r = await send(c.base);
       clearInterval(sampler);
       await c.stop();
-      // Queue wait ≈ latency − service time.
-      for (let k = 0; k < 3; k++) waits[k]!.push(...(r.classes[`c${k}`]?.latencies ?? []).map((l) => Math.max(0, l - Q)));
-      const w0 = (r.classes.c0?.latencies ?? []).map((l) => l - Q);
-      met0.push(w0.filter((w) => w <= targets[0]!).length / Math.max(1, w0.length));
-      if (mode.startsWith('closed')) {
+      if (process.env.QOS_DEBUG) process.stdout.write(`# ${mode} trace ${JSON.stringify(trace)}\n`);
+      const w = [0, 1, 2].map((k) => (r.classes[`c${k}`]?.latencies ?? []).map((l) => Math.max(0, l - Q)));
+      for (let k = 0; k < 3; k++) waits[k]!.push(...w[k]!);
+      met0.push((100 * w[0]!.filter((x) => x <= targets[0]!).length) / Math.max(1, w[0]!.length));
+      if (closed) {
         const t = turnsOf(trace);
         for (let k = 0; k < 3; k++) turns[k] = Math.max(turns[k]!, t[k]!);
-        if (run === 0) quotaTrace = trace;
-        if (process.env.QOS_DEBUG) process.stdout.write(`# trace ${JSON.stringify(trace)}\n`);
+        if (run === 0) first = trace;
       }
     }
-    const m = met0.map((x) => 100 * x);
-    rows.push(
-      `| batch 130/90/50, ${mode} | ${waits.map((w) => Math.round(mean(w))).join(' / ')} | ${targets.join(' / ')} | ${mean(m).toFixed(1)}% (${Math.min(...m).toFixed(0)}–${Math.max(...m).toFixed(0)}%) | ${mode.startsWith('closed') ? turns.join(' / ') : '–'} |`,
-    );
-    series.push({ name: mode, color: mode.startsWith('closed') ? '#0b63c5' : '#e8710a', dash: !mode.startsWith('closed'), points: waits.map((w, i) => [i, mean(w)] as [number, number]) });
+    const row = `${waits.map((w) => Math.round(mean(w))).join(' / ')} | ${targets.join(' / ')} | ${mean(met0).toFixed(1)}% (${Math.min(...met0).toFixed(0)}–${Math.max(...met0).toFixed(0)}%) | ${closed ? turns.join(' / ') : '–'} |`;
+    const line = { name: mode, color: closed ? '#0b63c5' : '#e8710a', dash: !closed, points: waits.map((w, i) => [i, mean(w)] as [number, number]) };
+    return { row, line, first };
+  };
+  for (const mode of ['open loop (no quota)', 'closed loop (quota)'] as const) {
+    // The batch at once: every request is sent in the first instant.
+    const m = await runMode(mode, (base) => openLoop(base, 100_000, batch.length / 100_000, (i) => ({ cls: `c${batch[i]}`, path: `/echo/c${batch[i]}?ms=${Q}` }), 60_000));
+    if (mode.startsWith('closed')) quotaTrace = m.first;
+    rows.push(`| batch 130/90/50, ${mode} | ${m.row}`);
+    series.push(m.line);
   }
   series.push({ name: 'target', color: '#888', dash: true, points: targets.map((t, i) => [i, t] as [number, number]) });
   writeFileSync(join(OUT, 'paper003-quota.svg'), lineChart('003: mean queue wait per class in the batch, against its target', 'class (0 highest)', 'mean wait (ms)', series));
@@ -271,22 +280,19 @@ if (!only || only === '003') {
       [0, 1, 2].map((k) => ({ name: `c${k}`, color: ['#0b63c5', '#1b7f3b', '#8a4fff'][k]!, points: quotaTrace.map((q, i) => [i, q[k]!] as [number, number]) })),
     ),
   );
-  // Sustained: the same mix at 1.1× capacity for 10 s.
+  // Sustained: the same mix at 1.1× capacity for 10 s, repeated like the batch.
+  const sustained: typeof series = [];
   for (const mode of ['open loop (no quota)', 'closed loop (quota)'] as const) {
-    const c = await cluster({ classes, limits, qos: { scheduler: 'fifo', periodMs: 250, ...(mode.startsWith('closed') ? { quota: { gain: 0.5 } } : {}) } });
-    const { trace, sampler } = sampleQuotas(c.base);
-    const r = await openLoop(c.base, (1.1 * SLOTS * 1000) / Q, 10, (i) => ({ cls: `c${batch[i % 270]}`, path: `/echo/c${batch[i % 270]}?ms=${Q}` }), 60_000);
-    clearInterval(sampler);
-    await c.stop();
-    if (process.env.QOS_DEBUG) process.stdout.write(`# sustained trace ${JSON.stringify(trace)}\n`);
-    const waits = [0, 1, 2].map((k) => (r.classes[`c${k}`]?.latencies ?? []).map((l) => Math.max(0, l - Q)));
-    const met = waits[0]!.filter((w) => w <= targets[0]!).length / Math.max(1, waits[0]!.length);
-    rows.push(`| sustained 1.1× capacity 10 s, ${mode} | ${waits.map((w) => Math.round(mean(w))).join(' / ')} | ${targets.join(' / ')} | ${(100 * met).toFixed(1)}% | – |`);
+    const m = await runMode(mode, (base) => openLoop(base, (1.1 * SLOTS * 1000) / Q, 10, (i) => ({ cls: `c${batch[i % 270]}`, path: `/echo/c${batch[i % 270]}?ms=${Q}` }), 60_000));
+    rows.push(`| sustained 1.1× capacity 10 s, ${mode} | ${m.row}`);
+    sustained.push(m.line);
   }
+  sustained.push({ name: 'target', color: '#888', dash: true, points: targets.map((t, i) => [i, t] as [number, number]) });
+  writeFileSync(join(OUT, 'paper003-sustained.svg'), lineChart('003: mean queue wait per class, sustained 1.1× for 10 s, against its target', 'class (0 highest)', 'mean wait (ms)', sustained));
   md.push(
     '## 003 — per-class worker quota',
     '',
-    `Three classes; 16 slots (the two boards that run work, 8 each), 400 ms per request; targets 4 / 8 / 12 s of queue wait (the paper: 5 / 10 / 15 s, 75 slots). The batch is the paper's: 130 / 90 / 50 requests sent at once, ${RUNS} runs per mode (mean, and the range of class 0's share over the runs). Turns: the most times one class's quota changed direction in any run.`,
+    `Three classes; 16 slots (the two boards that run work, 8 each), 400 ms per request; targets 4 / 8 / 12 s of queue wait (the paper: 5 / 10 / 15 s, 75 slots). The batch is the paper's: 130 / 90 / 50 requests sent at once; sustained: the same mix at 1.1× capacity for 10 s; ${RUNS} runs per mode each (mean, and the range of class 0's share over the runs). Turns: the most times one class's quota changed direction in any run.`,
     '',
     '| run | mean queue wait ms (c0 / c1 / c2) | targets | class 0 within its target | quota turns (c0 / c1 / c2) |',
     '|---|---|---|---|---|',
@@ -295,6 +301,8 @@ if (!only || only === '003') {
     '![](paper003-quota.svg)',
     '',
     '![](paper003-quotas-over-time.svg)',
+    '',
+    '![](paper003-sustained.svg)',
     '',
   );
 }
