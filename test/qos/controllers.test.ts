@@ -56,7 +56,7 @@ test('admission closed loop: the queue settles near its target under a steady ov
   assert.ok(Math.abs(mean - 20) < 2 && tail.every((x) => Math.abs(x - 20) <= 6), `queue ${mean.toFixed(1)} vs target 20 (${tail.join(',')})`);
 });
 
-test('admission probe: an empty queue with a waiting reserve grows the budget by probeGrowth × admitted; the law alone by (q0 + q1)·e', () => {
+test('admission probe: an empty queue with a waiting reserve grows the budget to at least probeGrowth × admitted; the law alone by (q0 + q1)·e', () => {
   const budgets = [1, 1.25].map((probeGrowth) => {
     const a = new AdmissionController(1, { targetQueue: [8], q0: 0.8, q1: -0.5, alpha: 0.5, refuseAfterPeriods: 3, probeGrowth }, () => 0);
     for (let i = 0; i < 100; i++) a.arrive(0, false);
