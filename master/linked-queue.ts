@@ -43,13 +43,4 @@ export class LinkedQueue<T> {
   last(): QueueNode<T> | undefined {
     return this.tail;
   }
-
-  *nodes(limit = Infinity): Generator<QueueNode<T>> {
-    let n = this.head;
-    for (let i = 0; n && i < limit; i++) {
-      const next = n.next;
-      yield n;
-      n = next;
-    }
-  }
 }

@@ -128,7 +128,9 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
 
   /** First runnable entry of class `cls`, looking at no more than scanMax entries. */
   protected firstRunnable(cls: number, canRun: (item: T) => boolean): { item: T; seq: number } | undefined {
-    for (const n of this.queues[cls]!.nodes(this.limits.scanMax)) if (canRun(n.value.item)) return n.value;
+    // A plain walk (no iterator or closure per call: this runs for every class on every dispatch).
+    let n = this.queues[cls]!.first();
+    for (let i = 0; n && i < this.limits.scanMax; i++, n = n.next) if (canRun(n.value.item)) return n.value;
     return undefined;
   }
 
