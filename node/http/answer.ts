@@ -54,4 +54,5 @@ export class CapturedAnswer extends HeldAnswer {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
+/** An empty body, shared (never written into). */
+export const EMPTY = Buffer.alloc(0);

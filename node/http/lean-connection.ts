@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { LimitsConfig } from '../../shared/config.ts';
 import { parseHead } from '../../shared/http-head.ts';
+import { EMPTY } from './answer.ts';
 import { type AnswerSink, type LeanRequest, LeanResponse } from './lean-exchange.ts';
 
 export interface LeanRoutes {
@@ -120,5 +121,3 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
   next();
   sock.resume();
 }
-
-const EMPTY = Buffer.alloc(0);

@@ -4,7 +4,7 @@
 // from the router to the boards does not know which intake a request came through.
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { HeldAnswer } from './answer.ts';
+import { EMPTY, HeldAnswer } from './answer.ts';
 import type { Answer } from './http-io.ts';
 
 /** What the request path reads of a client's request. */
@@ -124,5 +124,3 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
     for (const l of ls) if (l.event === event) l.fn();
   }
 }
-
-const EMPTY = Buffer.alloc(0);
