@@ -62,7 +62,7 @@ export class FrontServer {
       process.nextTick(() => s.resume());
     };
     const routes = h.lean;
-    const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body) => routes.lean(req, res, body), handoff: toHttp };
+    const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body, path) => routes.lean(req, res, body, path), handoff: toHttp };
     const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
       this.sockets.add(s);

@@ -14,8 +14,8 @@ import { type AnswerSink, type LeanRequest, LeanResponse } from './lean-exchange
 export interface LeanRoutes {
   /** Whether this request goes the lean way; false hands the connection to the full server. */
   accepts(method: string, path: string): boolean;
-  /** Answer the request through `res` (exactly once, or destroy it). */
-  handle(req: LeanRequest, res: LeanResponse, body: Buffer): void;
+  /** Answer the request through `res` (exactly once, or destroy it); `path` is its target without the query. */
+  handle(req: LeanRequest, res: LeanResponse, body: Buffer, path: string): void;
   /** Give the connection to the full HTTP server, `pending` (unread bytes) first. */
   handoff(sock: Socket, pending: Buffer): void;
 }
@@ -100,7 +100,8 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     const total = v.headBytes + v.bodyBytes;
     if (buf.length < total) return void waitSlow();
     const q = v.url.indexOf('?');
-    if (!routes.accepts(v.method, q < 0 ? v.url : v.url.slice(0, q))) return void handoff();
+    const path = q < 0 ? v.url : v.url.slice(0, q);
+    if (!routes.accepts(v.method, path)) return void handoff();
     if (slow) {
       clearTimeout(slow);
       slow = undefined;
@@ -111,7 +112,7 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     closeAfter = v.close;
     const res = new LeanResponse(sink, v.method === 'HEAD', v.close, keepAliveS);
     busy = res;
-    routes.handle({ method: v.method, url: v.url, headers: v.headers, rawHeaders: v.rawHeaders, socket: sock }, res, body);
+    routes.handle({ method: v.method, url: v.url, headers: v.headers, rawHeaders: v.rawHeaders, socket: sock }, res, body, path);
   }
 
   const onIdle = (): void => void sock.destroy();

@@ -70,11 +70,10 @@ export class Router {
     return method === 'POST' ? ownPost(path) === undefined : !OWN_GET.has(path);
   }
 
-  /** A request from the lean intake (`leanAccepts` took it), body read. */
-  lean(req: ClientRequest, res: ClientAnswer, body: Buffer): void {
+  /** A request from the lean intake (`leanAccepts` took it), body read; `path` without the query. */
+  lean(req: ClientRequest, res: ClientAnswer, body: Buffer, path: string): void {
     try {
       if (this.prelude(req, res)) return;
-      const path = req.url!.split('?', 1)[0]!;
       if (!this.queue(req, res, path, body)) throw new EwsError('NO_MASTER');
     } catch (err) {
       sendError(res, err);
