@@ -6,10 +6,14 @@
 //   frame  = u32 length | u8 type | fields… | tag[16]          (length counts what follows it)
 //   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u48 target's boot epoch | u8 class | u8 tree | u8 origin
 //                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
-//   ANSWER  (2): u32 id | u16 load | u16 status | u16 headers length | headers | u32 body length | body
+//   ANSWER  (2): u32 id | u16 load | u16 status | u8 flags | u16 head length | head | u32 body length | body
 //   CANCEL  (3): u32 id
-// Headers are `name\0value\0…` (names lower-case). `load` is the board's count of requests in
-// execution after this one: the paper's ACK/REPORT, carried on the answer at no extra packet.
+// Request headers are `name\0value\0…` (names lower-case). An answer's head is its header lines
+// as HTTP writes them (`name: value\r\n`…, shared/header-lines.ts), made once on the board so the
+// master copies them to its client without taking them apart. `load` is the board's count of
+// requests in execution after this one: the paper's ACK/REPORT, carried on the answer at no extra
+// packet. Flags: 1 = the board refused the frame without running it. Status 0: the board gave up
+// mid-answer (the client's connection is dropped).
 // A REQUEST names its target board and that board's boot epoch (the master learns it from the
 // board's UDP packets): a frame replayed to another board, or to a restarted one, is refused.
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
@@ -20,6 +24,7 @@ const EPOCH_MAX = 2 ** 48 - 1;
 const TYPE_REQUEST = 1;
 const TYPE_ANSWER = 2;
 const TYPE_CANCEL = 3;
+const FLAG_REFUSED = 1;
 
 /** Who asked: a client through the master, or the cluster's own schedules and MQTT bridge. */
 export const ORIGINS = ['client', 'schedule', 'mqtt'] as const;
@@ -44,8 +49,12 @@ export interface RequestFrame {
 export interface AnswerFrame {
   readonly id: number;
   readonly load: number;
+  /** 100-599, or 0 when the board gave up mid-answer. */
   readonly status: number;
-  readonly headers: readonly string[];
+  /** The board refused the frame without running it (a restart, a newer master): it may run elsewhere. */
+  readonly refused: boolean;
+  /** Header lines, `name: value\r\n` each (shared/header-lines.ts); no framing headers. */
+  readonly head: Buffer;
   readonly body: Buffer;
 }
 export type Frame = ({ type: 'request' } & RequestFrame) | ({ type: 'answer' } & AnswerFrame) | { type: 'cancel'; id: number };
@@ -60,6 +69,9 @@ function splitHeaders(b: Buffer): string[] | undefined {
   const parts = s.slice(0, -1).split('\0');
   return parts.length % 2 === 0 ? parts : undefined;
 }
+
+/** A head is empty or ends a line (the board made it; a torn one would run into the master's own lines). */
+const wholeLines = (head: Buffer): boolean => head.length === 0 || (head[head.length - 2] === 13 && head[head.length - 1] === 10);
 
 export class FrameCodec {
   private readonly secret: KeyObject;
@@ -91,13 +103,13 @@ export class FrameCodec {
   }
 
   answer(f: AnswerFrame): Buffer {
-    const headers = joinHeaders(f.headers);
-    const buf = this.alloc(TYPE_ANSWER, 8 + 2 + headers.length + 4 + f.body.length);
+    const buf = this.alloc(TYPE_ANSWER, 9 + 2 + f.head.length + 4 + f.body.length);
     let o = 5;
     o = buf.writeUInt32BE(f.id >>> 0, o);
     o = buf.writeUInt16BE(Math.min(0xffff, Math.max(0, f.load)), o);
     o = buf.writeUInt16BE(f.status, o);
-    o = this.chunk16(buf, o, headers);
+    o = buf.writeUInt8(f.refused ? FLAG_REFUSED : 0, o);
+    o = this.chunk16(buf, o, f.head);
     o = buf.writeUInt32BE(f.body.length, o);
     f.body.copy(buf, o);
     return this.seal(buf);
@@ -155,11 +167,12 @@ export class FrameCodec {
     if (type === TYPE_ANSWER) {
       const id = u32(),
         load = u16(),
-        status = u16();
-      const headers = splitHeaders(bytes(u16()));
+        status = u16(),
+        flags = u8();
+      const head = bytes(u16());
       const body = bytes(u32());
-      if (o !== end || !headers || status < 100 || status > 599) return undefined;
-      return { type: 'answer', id, load, status, headers, body };
+      if (o !== end || !wholeLines(head) || (status !== 0 && (status < 100 || status > 599)) || flags > FLAG_REFUSED) return undefined;
+      return { type: 'answer', id, load, status, refused: flags === FLAG_REFUSED, head, body };
     }
     return undefined;
   }

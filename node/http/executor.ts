@@ -8,12 +8,13 @@ import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
+import { headerLines } from '../../shared/header-lines.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Worker } from '../worker.ts';
 import { CapturedAnswer } from './answer.ts';
 import { sendError } from './http-io.ts';
-import { type LocalRun, REFUSED_HEADER } from './intake.ts';
+import type { LocalRun } from './intake.ts';
 
 export class Executor {
   private readonly replay: DispatchReplayGuard;
@@ -44,10 +45,11 @@ export class Executor {
     const cls = this.cfg.classes[f.cls];
     if (!reason && !cls) reason = 'class';
     if (!reason && nonCanonical(f.url)) reason = 'target-path';
-    const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, headers, body });
+    const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, refused: false, head: headerLines(headers), body });
     if (reason || !cls) {
       this.rejected.inc({ reason });
-      sendError(new CapturedAnswer(reply), new EwsError('NOT_FROM_MASTER'), { [REFUSED_HEADER]: reason });
+      const refuse = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, refused: true, head: headerLines(headers), body });
+      sendError(new CapturedAnswer(refuse), new EwsError('NOT_FROM_MASTER', `refused: ${reason}`));
       return undefined;
     }
     const headers: IncomingMessage['headers'] = {};

@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, KEY_RE, requestHash } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
@@ -15,7 +16,7 @@ import { cpuCapacityCores } from '../cpu-capacity.ts';
 import type { Logger } from '../log.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import { isEndToEnd, sendError } from './http-io.ts';
-import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
+import { type ClientAnswer, type ClientRequest, LeanResponse } from './lean-exchange.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
 /** The HTTP exchange a job carries. */
@@ -58,12 +59,6 @@ export interface IntakeDeps {
 
 /** How often the master measures its own CPU use (for masterWork 'spill'). */
 const BUSY_INTERVAL_MS = 250;
-/** Set by a board on its answer to a dispatch frame it refused (node/http/executor.ts). */
-export const REFUSED_HEADER = 'x-ews-refused';
-const refusedByBoard = (headers: readonly string[]): boolean => {
-  for (let i = 0; i < headers.length; i += 2) if (headers[i] === REFUSED_HEADER) return true;
-  return false;
-};
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
 
@@ -242,15 +237,19 @@ export class Intake {
         core.observeLoad(board, a.load, now);
         // The board refused the frame without running it (a restart, a newer master): the client
         // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
-        if (refusedByBoard(a.headers)) return this.run(this.core.failed(job, false, now));
+        if (a.refused) return this.run(this.core.failed(job, false, now));
         if (a.status === 0) {
           // The board gave up mid-answer.
           if (!ex.res.destroyed) ex.res.destroy();
+        } else if (ex.res instanceof LeanResponse) {
+          // The board's header lines go to the client as they came.
+          ex.res.endWith(a.status, a.head, a.body);
         } else if (!ex.res.destroyed && !ex.res.headersSent) {
           const h: Record<string, string | string[]> = {};
-          for (let i = 0; i < a.headers.length; i += 2) {
-            const k = a.headers[i]!,
-              v = a.headers[i + 1]!;
+          const pairs = headerPairs(a.head);
+          for (let i = 0; i < pairs.length; i += 2) {
+            const k = pairs[i]!,
+              v = pairs[i + 1]!;
             const had = h[k];
             h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
           }

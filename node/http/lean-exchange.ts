@@ -39,16 +39,30 @@ export interface AnswerSink {
 }
 
 let dateSecond = -1;
-let dateText = '';
-/** The Date header, formatted once a second. */
-function httpDate(): string {
+let dateKeepAlive = -1;
+const dateLines = ['', ''];
+/** The message's closing lines (Date, once a second, and the connection's), blank line included. */
+function closingLines(close: boolean, keepAliveS: number): string {
   const s = Math.floor(Date.now() / 1000);
-  if (s !== dateSecond) {
+  if (s !== dateSecond || keepAliveS !== dateKeepAlive) {
     dateSecond = s;
-    dateText = new Date(s * 1000).toUTCString();
+    dateKeepAlive = keepAliveS;
+    const date = `date: ${new Date(s * 1000).toUTCString()}\r\n`;
+    dateLines[0] = `${date}connection: keep-alive\r\nkeep-alive: timeout=${keepAliveS}\r\n\r\n`;
+    dateLines[1] = `${date}connection: close\r\n\r\n`;
   }
-  return dateText;
+  return dateLines[close ? 1 : 0]!;
 }
+
+const statusLines = new Map<number, string>();
+const statusLine = (status: number): string => {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+    if (statusLines.size < 128) statusLines.set(status, line);
+  }
+  return line;
+};
 
 // Header values are written as given: one with CR, LF or NUL would split the answer, so it is dropped.
 const UNSAFE = /[\r\n\0]/;
@@ -56,6 +70,8 @@ const UNSAFE = /[\r\n\0]/;
 export class LeanResponse extends HeldAnswer implements ClientAnswer {
   writableEnded = false;
   private listeners: Array<{ event: 'close' | 'finish'; fn: () => void; once: boolean }> | undefined;
+  /** Header lines every answer on this exchange carries (the router's security headers), as written. */
+  private preset: Buffer = EMPTY;
 
   constructor(
     private readonly sink: AnswerSink,
@@ -66,22 +82,53 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
     super();
   }
 
+  /** Lines (`name: value\r\n`…) written into the answer before any other header. */
+  presetLines(lines: Buffer): void {
+    this.preset = lines;
+  }
+
   end(body?: string | Buffer): this {
     if (this.writableEnded || this.destroyed) return this;
-    this.writableEnded = this.headersSent = true;
     const b = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
     if (!this.headers.has('content-length') && !this.head) this.headers.set('content-length', b.length);
-    let text = `HTTP/1.1 ${this.statusCode} ${STATUS_CODES[this.statusCode] ?? 'Unknown'}\r\n`;
+    this.write(this.statusCode, this.ownLines(), EMPTY, b);
+    return this;
+  }
+
+  /**
+   * The whole answer from lines made elsewhere (a board's, shared/header-lines.ts): status, the
+   * preset lines, headers set on this answer, `lines`, the body's length, the body, in one write.
+   */
+  endWith(status: number, lines: Buffer, body: Buffer): this {
+    if (this.writableEnded || this.destroyed) return this;
+    this.statusCode = status;
+    this.write(status, this.ownLines(), lines, body, `content-length: ${body.length}\r\n`);
+    return this;
+  }
+
+  /** The headers set on this answer, as lines. */
+  private ownLines(): string {
+    let text = '';
     for (const [k, v] of this.headers) {
       if (Array.isArray(v)) {
         for (const x of v) if (!UNSAFE.test(x)) text += `${k}: ${x}\r\n`;
       } else if (typeof v === 'number' || !UNSAFE.test(v)) text += `${k}: ${v}\r\n`;
     }
-    text += `date: ${httpDate()}\r\n${this.close ? 'connection: close\r\n' : `connection: keep-alive\r\nkeep-alive: timeout=${this.keepAliveS}\r\n`}\r\n`;
-    const payload = this.head ? EMPTY : b;
-    const out = Buffer.allocUnsafe(text.length + payload.length);
-    out.write(text, 0, 'latin1');
-    payload.copy(out, text.length);
+    return text;
+  }
+
+  private write(status: number, own: string, lines: Buffer, body: Buffer, length = ''): void {
+    this.writableEnded = this.headersSent = true;
+    const first = statusLine(status);
+    const last = length + closingLines(this.close, this.keepAliveS);
+    const payload = this.head ? EMPTY : body;
+    const out = Buffer.allocUnsafe(first.length + this.preset.length + own.length + lines.length + last.length + payload.length);
+    let o = out.write(first, 0, 'latin1');
+    o += this.preset.copy(out, o);
+    if (own.length > 0) o += out.write(own, o, 'latin1');
+    o += lines.copy(out, o);
+    o += out.write(last, o, 'latin1');
+    payload.copy(out, o);
     this.sink.write(out);
     this.writableFinished = true;
     // Like a ServerResponse: 'finish' then 'close', after the caller's turn.
@@ -90,7 +137,6 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
       this.emit('close');
       this.sink.answered();
     });
-    return this;
   }
 
   /** Give up mid-answer: the connection is dropped (the client sees no half answer). */

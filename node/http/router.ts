@@ -16,7 +16,7 @@ import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import { readBody, sendError, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
-import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
+import { type ClientAnswer, type ClientRequest, LeanResponse } from './lean-exchange.ts';
 import type { MasterRelay } from './master-relay.ts';
 import type { SessionRoutes } from './sessions.ts';
 
@@ -46,6 +46,8 @@ function hostName(header: string | undefined): string | undefined {
 
 export class Router {
   private readonly securityHeaders: ReadonlyArray<[string, string]>;
+  /** The same, as the lines the lean intake writes (made once). */
+  private readonly securityLines: Buffer;
   private readonly hosts: ReadonlySet<string>;
 
   constructor(private readonly d: RouterDeps) {
@@ -62,6 +64,7 @@ export class Router {
       // With TLS a browser that has seen the cluster once never tries it in clear text again.
       ...(d.cfg.tls ? { 'strict-transport-security': 'max-age=31536000' } : {}),
     });
+    this.securityLines = Buffer.from(this.securityHeaders.map(([k, v]) => `${k}: ${v}\r\n`).join(''), 'latin1');
   }
 
   /** Whether the lean intake may take this request: the master's queued work, nothing the board answers itself. */
@@ -91,7 +94,8 @@ export class Router {
     // A page a browser loaded from another name (DNS rebinding) cannot talk to the cluster.
     const host = hostName(req.headers.host);
     if (host === undefined || !this.hosts.has(host)) throw new EwsError('BAD_REQUEST', "unknown Host: reach the cluster by a board's or the cluster's address or a name in cluster.hosts");
-    for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
+    if (res instanceof LeanResponse) res.presetLines(this.securityLines);
+    else for (const [k, v] of this.securityHeaders) res.setHeader(k, v);
     // The UI fails over between boards: the cluster's own origins may call any board.
     const origin = req.headers.origin;
     if (origin && d.guard.allowedOrigin(origin)) {

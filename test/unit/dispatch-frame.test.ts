@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FrameCodec, FrameSplitter, TAG_BYTES } from '../../shared/dispatch-frame.ts';
+import { headerLines, headerPairs } from '../../shared/header-lines.ts';
 
 const key = Buffer.alloc(32, 5);
 const codec = new FrameCodec(key, 4096);
@@ -26,9 +27,18 @@ test('a request frame round-trips every field, a scheduled origin included (it k
   const f = codec.decode(codec.request(req));
   assert.ok(typeof f !== 'string' && f.type === 'request');
   assert.deepEqual({ ...f, body: f.body.toString() }, { type: 'request', ...req, body: '{"value":1}' });
-  const a = codec.decode(codec.answer({ id: 42, load: 3, status: 201, headers: ['x-ews-board', 'b3'], body: Buffer.from('ok') }));
+  const head = headerLines(['x-ews-board', 'b3', 'content-length', '99', 'set-cookie', 'a=1', 'set-cookie', 'b=2', 'x-bad', 'v\r\nx-injected: 1']);
+  assert.equal(head.toString(), 'x-ews-board: b3\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n', 'framing headers and unsafe values are left out');
+  const a = codec.decode(codec.answer({ id: 42, load: 3, status: 201, refused: false, head, body: Buffer.from('ok') }));
   assert.ok(typeof a !== 'string' && a.type === 'answer');
-  assert.deepEqual([a.id, a.load, a.status, a.headers, a.body.toString()], [42, 3, 201, ['x-ews-board', 'b3'], 'ok']);
+  assert.deepEqual([a.id, a.load, a.status, a.refused, headerPairs(a.head), a.body.toString()], [42, 3, 201, false, ['x-ews-board', 'b3', 'set-cookie', 'a=1', 'set-cookie', 'b=2'], 'ok']);
+  // A refusal, and an answer the board gave up on (status 0), cross the link as what they are.
+  const r = codec.decode(codec.answer({ id: 43, load: 0, status: 403, refused: true, head: headerLines([]), body: Buffer.from('no') }));
+  assert.ok(typeof r !== 'string' && r.type === 'answer' && r.refused && r.status === 403);
+  const g = codec.decode(codec.answer({ id: 44, load: 0, status: 0, refused: false, head: headerLines([]), body: Buffer.alloc(0) }));
+  assert.ok(typeof g !== 'string' && g.type === 'answer' && g.status === 0);
+  // A head that does not end a line would run into the master's own lines: refused.
+  assert.equal(codec.decode(codec.answer({ id: 45, load: 0, status: 200, refused: false, head: Buffer.from('x: 1'), body: Buffer.alloc(0) })), 'malformed');
   assert.deepEqual(codec.decode(codec.cancel(42)), { type: 'cancel', id: 42 });
 });
 
