@@ -8,6 +8,9 @@
 //                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
 //   ANSWER  (2): u32 id | u16 load | u16 status | u8 flags | u16 head length | head | u32 body length | body
 //   CANCEL  (3): u32 id
+//   BATCH   (4): frames of the types above, each without its own tag; the batch has one
+// Frames written in one turn of the event loop leave as one BATCH (one HMAC for all of them);
+// a lone frame leaves as itself.
 // Request headers are `name\0value\0…` (names lower-case). An answer's head is its header lines
 // as HTTP writes them (`name: value\r\n`…, shared/header-lines.ts), made once on the board so the
 // master copies them to its client without taking them apart. `load` is the board's count of
@@ -24,6 +27,7 @@ const EPOCH_MAX = 2 ** 48 - 1;
 const TYPE_REQUEST = 1;
 const TYPE_ANSWER = 2;
 const TYPE_CANCEL = 3;
+const TYPE_BATCH = 4;
 const FLAG_REFUSED = 1;
 
 /** Who asked: a client through the master, or the cluster's own schedules and MQTT bridge. */
@@ -58,6 +62,8 @@ export interface AnswerFrame {
   readonly body: Buffer;
 }
 export type Frame = ({ type: 'request' } & RequestFrame) | ({ type: 'answer' } & AnswerFrame) | { type: 'cancel'; id: number };
+/** What a whole frame on the wire holds: one frame, or a batch of them. */
+export type Sealed = Frame | { type: 'batch'; frames: Frame[] };
 
 export type FrameError = 'oversized' | 'auth' | 'malformed';
 
@@ -82,10 +88,11 @@ export class FrameCodec {
     this.secret = createSecretKey(key);
   }
 
-  request(f: RequestFrame): Buffer {
+  /** A request frame; `sealed` false: without its tag, for a batch (`sealBatch`). */
+  request(f: RequestFrame, sealed = true): Buffer {
     const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
     const headers = joinHeaders(f.headers);
-    const buf = this.alloc(TYPE_REQUEST, 19 + 2 + line.length + 2 + headers.length + 4 + f.body.length);
+    const buf = this.alloc(TYPE_REQUEST, 19 + 2 + line.length + 2 + headers.length + 4 + f.body.length, sealed);
     let o = 5;
     o = buf.writeUInt32BE(f.id >>> 0, o);
     o = buf.writeUInt8(f.master, o);
@@ -99,11 +106,11 @@ export class FrameCodec {
     o = this.chunk16(buf, o, headers);
     o = buf.writeUInt32BE(f.body.length, o);
     f.body.copy(buf, o);
-    return this.seal(buf);
+    return sealed ? this.seal(buf) : buf;
   }
 
-  answer(f: AnswerFrame): Buffer {
-    const buf = this.alloc(TYPE_ANSWER, 9 + 2 + f.head.length + 4 + f.body.length);
+  answer(f: AnswerFrame, sealed = true): Buffer {
+    const buf = this.alloc(TYPE_ANSWER, 9 + 2 + f.head.length + 4 + f.body.length, sealed);
     let o = 5;
     o = buf.writeUInt32BE(f.id >>> 0, o);
     o = buf.writeUInt16BE(Math.min(0xffff, Math.max(0, f.load)), o);
@@ -112,31 +119,55 @@ export class FrameCodec {
     o = this.chunk16(buf, o, f.head);
     o = buf.writeUInt32BE(f.body.length, o);
     f.body.copy(buf, o);
+    return sealed ? this.seal(buf) : buf;
+  }
+
+  cancel(id: number, sealed = true): Buffer {
+    const buf = this.alloc(TYPE_CANCEL, 4, sealed);
+    buf.writeUInt32BE(id >>> 0, 5);
+    return sealed ? this.seal(buf) : buf;
+  }
+
+  /** Untagged frames (`sealed` false) as one BATCH frame with one tag; one frame is sealed alone. */
+  sealBatch(frames: readonly Buffer[]): Buffer {
+    if (frames.length === 1) return this.sealOne(frames[0]!);
+    let bytes = 0;
+    for (const f of frames) bytes += f.length;
+    const buf = this.alloc(TYPE_BATCH, bytes);
+    let o = 5;
+    for (const f of frames) o += f.copy(buf, o);
     return this.seal(buf);
   }
 
-  cancel(id: number): Buffer {
-    const buf = this.alloc(TYPE_CANCEL, 4);
-    buf.writeUInt32BE(id >>> 0, 5);
-    return this.seal(buf);
-  }
+  /** Bytes a batch adds to the frames it holds. */
+  static readonly BATCH_OVERHEAD = 5 + TAG_BYTES;
 
   /** One whole frame (length field included) into its fields; an error names why it was refused. */
-  decode(buf: Buffer): Frame | FrameError {
+  decode(buf: Buffer): Sealed | FrameError {
     if (buf.length > this.frameBytesMax) return 'oversized';
     if (buf.length < 5 + TAG_BYTES || buf.readUInt32BE(0) !== buf.length - 4) return 'malformed';
     const end = buf.length - TAG_BYTES;
     if (!timingSafeEqual(this.tag(buf.subarray(0, end)), buf.subarray(end))) return 'auth';
     try {
-      return this.fields(buf, end) ?? 'malformed';
+      if (buf[4] !== TYPE_BATCH) return this.fields(buf, 0, end) ?? 'malformed';
+      const frames: Frame[] = [];
+      for (let o = 5; o < end; ) {
+        const next = o + 4 + buf.readUInt32BE(o);
+        const f = next <= end && buf[o + 4] !== TYPE_BATCH ? this.fields(buf, o, next) : undefined;
+        if (!f) return 'malformed';
+        frames.push(f);
+        o = next;
+      }
+      return frames.length > 0 ? { type: 'batch', frames } : 'malformed';
     } catch {
       return 'malformed'; // a read past the end: lengths that do not add up
     }
   }
 
-  private fields(buf: Buffer, end: number): Frame | undefined {
-    const type = buf[4];
-    let o = 5;
+  /** The frame at `start` (its length field) whose fields end at `end`. */
+  private fields(buf: Buffer, start: number, end: number): Frame | undefined {
+    const type = buf[start + 4];
+    let o = start + 5;
     const take = (n: number): number => {
       if (o + n > end) throw new RangeError('short');
       o += n;
@@ -177,8 +208,8 @@ export class FrameCodec {
     return undefined;
   }
 
-  private alloc(type: number, fieldBytes: number): Buffer {
-    const total = 5 + fieldBytes + TAG_BYTES;
+  private alloc(type: number, fieldBytes: number, tagged = true): Buffer {
+    const total = 5 + fieldBytes + (tagged ? TAG_BYTES : 0);
     const buf = Buffer.allocUnsafe(total);
     buf.writeUInt32BE(total - 4, 0);
     buf.writeUInt8(type, 4);
@@ -189,6 +220,14 @@ export class FrameCodec {
     if (part.length > 0xffff) throw new RangeError('header block over 64 KiB');
     o = buf.writeUInt16BE(part.length, o);
     return o + part.copy(buf, o);
+  }
+
+  /** An untagged frame, tagged: copied with room for its tag. */
+  private sealOne(frame: Buffer): Buffer {
+    const buf = Buffer.allocUnsafe(frame.length + TAG_BYTES);
+    frame.copy(buf, 0);
+    buf.writeUInt32BE(buf.length - 4, 0);
+    return this.seal(buf);
   }
 
   private seal(buf: Buffer): Buffer {

@@ -1,10 +1,10 @@
 // The dispatch link's I/O: one long-lived TCP connection from the master to each board, frames
-// multiplexed by id (shared/dispatch-frame.ts). Writes made in one turn of the event loop leave
-// in one syscall (corked until setImmediate). No HTTP client on the master, no HTTP parsing on
-// the board for a forwarded request: the hop costs two small frames.
+// multiplexed by id (shared/dispatch-frame.ts). Frames written in one turn of the event loop leave
+// at its end as one batch: one syscall and one HMAC for all of them. No HTTP client on the
+// master, no HTTP parsing on the board for a forwarded request: the hop costs two small frames.
 import type net from 'node:net';
 import type { BoardConfig } from '../../shared/config.ts';
-import { type AnswerFrame, type FrameCodec, type FrameError, FrameSplitter, LINK_MAGIC, type RequestFrame } from '../../shared/dispatch-frame.ts';
+import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitter, LINK_MAGIC, type RequestFrame } from '../../shared/dispatch-frame.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 
 /** `delivered`: the frame may have reached the board (it was written on an open connection). */
@@ -16,19 +16,38 @@ interface Waiter {
 }
 
 /**
- * Corks a socket until the end of this event-loop turn (setImmediate runs after every I/O callback
- * of the poll phase): the frames of every request read in one turn leave in one syscall.
+ * The untagged frames written to a socket in this turn of the event loop, sent when the turn ends
+ * (setImmediate runs after every I/O callback of the poll phase) as one sealed batch, or earlier
+ * when the next frame would take the batch past the frame bound.
  */
-function batchWrite(sock: net.Socket, state: { corked: boolean }, buf: Buffer): void {
-  if (!state.corked) {
-    state.corked = true;
-    sock.cork();
-    setImmediate(() => {
-      state.corked = false;
-      sock.uncork();
-    });
+export class FrameBatch {
+  private frames: Buffer[] = [];
+  private bytes = 0;
+  constructor(
+    private readonly sock: net.Socket,
+    private readonly codec: FrameCodec,
+  ) {}
+
+  add(frame: Buffer): void {
+    if (this.frames.length > 0 && this.bytes + frame.length + FrameCodec.BATCH_OVERHEAD > this.codec.frameBytesMax) this.flush();
+    if (this.frames.length === 0) setImmediate(this.flush);
+    this.frames.push(frame);
+    this.bytes += frame.length;
   }
-  sock.write(buf);
+
+  private readonly flush = (): void => {
+    if (this.frames.length === 0) return;
+    const frames = this.frames;
+    this.frames = [];
+    this.bytes = 0;
+    if (!this.sock.destroyed) this.sock.write(this.codec.sealBatch(frames));
+  };
+}
+
+/** The frames a whole frame on the wire holds, or why it was refused. */
+function unpack(codec: FrameCodec, raw: Buffer): readonly Frame[] | FrameError {
+  const f = codec.decode(raw);
+  return typeof f === 'string' ? f : f.type === 'batch' ? f.frames : [f];
 }
 
 class Connection {
@@ -37,7 +56,7 @@ class Connection {
   closed = false;
   readonly waiting = new Map<number, Waiter>();
   private readonly splitter: FrameSplitter;
-  private readonly batch = { corked: false };
+  private readonly batch: FrameBatch;
 
   constructor(
     board: BoardConfig,
@@ -50,6 +69,7 @@ class Connection {
     this.splitter = new FrameSplitter(codec.frameBytesMax);
     const { sock, ready } = dialBoard(board, tls);
     this.sock = sock;
+    this.batch = new FrameBatch(sock, codec);
     this.sock.setTimeout(connectTimeoutMs, () => {
       if (!this.connected) this.sock.destroy(new Error('connect timeout'));
     });
@@ -63,13 +83,14 @@ class Connection {
     this.sock.on('close', () => this.fail('connection closed'));
   }
 
+  /** `frame` untagged: it leaves in this turn's batch. */
   send(id: number, frame: Buffer, done: (r: LinkResult) => void): void {
     this.waiting.set(id, { done, delivered: this.connected });
-    batchWrite(this.sock, this.batch, frame);
+    this.batch.add(frame);
   }
 
   write(frame: Buffer): void {
-    if (!this.closed) batchWrite(this.sock, this.batch, frame);
+    if (!this.closed) this.batch.add(frame);
   }
 
   private onData(chunk: Buffer): void {
@@ -79,15 +100,21 @@ class Connection {
       return void this.sock.destroy();
     }
     for (const raw of frames) {
-      const f = this.codec.decode(raw);
-      if (typeof f === 'string' || f.type !== 'answer') {
-        this.onDrop(typeof f === 'string' ? f : 'malformed');
+      const fs = unpack(this.codec, raw);
+      if (typeof fs === 'string') {
+        this.onDrop(fs);
         return void this.sock.destroy();
       }
-      const w = this.waiting.get(f.id);
-      if (!w) continue; // cancelled and already settled
-      this.waiting.delete(f.id);
-      w.done({ ok: true, answer: f });
+      for (const f of fs) {
+        if (f.type !== 'answer') {
+          this.onDrop('malformed');
+          return void this.sock.destroy();
+        }
+        const w = this.waiting.get(f.id);
+        if (!w) continue; // cancelled and already settled
+        this.waiting.delete(f.id);
+        w.done({ ok: true, answer: f });
+      }
     }
   }
 
@@ -116,12 +143,12 @@ export class DispatchClient {
   }
 
   send(frame: RequestFrame, done: (r: LinkResult) => void): void {
-    this.conn(frame.target).send(frame.id, this.codec.request(frame), done);
+    this.conn(frame.target).send(frame.id, this.codec.request(frame, false), done);
   }
 
   /** The client left: the board stops the work and answers at once; the answer is still awaited. */
   cancel(board: number, id: number): void {
-    this.conns[board]?.write(this.codec.cancel(id));
+    this.conns[board]?.write(this.codec.cancel(id, false));
   }
 
   /** Drop every connection (step-down, a cable back, shutdown): their dispatches fail. */
@@ -157,7 +184,7 @@ export interface LinkRequestHandler {
 export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, handler: LinkRequestHandler, inFlightMax: number): void {
   const splitter = new FrameSplitter(codec.frameBytesMax);
   const running = new Map<number, { cancel(): void } | undefined>();
-  const batch = { corked: false };
+  const batch = new FrameBatch(sock, codec);
   sock.setNoDelay(true);
   const onChunk = (chunk: Buffer): void => {
     const frames = splitter.push(chunk);
@@ -166,26 +193,32 @@ export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, han
       return void sock.destroy();
     }
     for (const raw of frames) {
-      const f = codec.decode(raw);
-      if (typeof f === 'string' || f.type === 'answer') {
-        handler.onDrop(typeof f === 'string' ? f : 'malformed');
+      const fs = unpack(codec, raw);
+      if (typeof fs === 'string') {
+        handler.onDrop(fs);
         return void sock.destroy();
       }
-      if (f.type === 'cancel') {
-        running.get(f.id)?.cancel();
-        continue;
+      for (const f of fs) {
+        if (f.type === 'answer') {
+          handler.onDrop('malformed');
+          return void sock.destroy();
+        }
+        if (f.type === 'cancel') {
+          running.get(f.id)?.cancel();
+          continue;
+        }
+        if (running.has(f.id) || running.size >= inFlightMax) {
+          handler.onDrop('refused');
+          return void sock.destroy();
+        }
+        running.set(f.id, undefined);
+        const id = f.id;
+        const c = handler.onRequest(f, (a) => {
+          if (!running.delete(id)) return;
+          if (!sock.destroyed) batch.add(codec.answer(a, false));
+        });
+        if (running.has(id)) running.set(id, c);
       }
-      if (running.has(f.id) || running.size >= inFlightMax) {
-        handler.onDrop('refused');
-        return void sock.destroy();
-      }
-      running.set(f.id, undefined);
-      const id = f.id;
-      const c = handler.onRequest(f, (a) => {
-        if (!running.delete(id)) return;
-        if (!sock.destroyed) batchWrite(sock, batch, codec.answer(a));
-      });
-      if (running.has(id)) running.set(id, c);
     }
   };
   sock.on('data', onChunk);

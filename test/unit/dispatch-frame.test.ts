@@ -71,3 +71,27 @@ test('the splitter finds frames at any chunk boundary and refuses one over the b
   assert.equal(new FrameSplitter(4096).push(big), 'oversized');
   assert.equal(new FrameCodec(key, 64).decode(a), 'oversized');
 });
+
+test('a batch carries its frames under one tag: every frame comes back, any altered byte fails the whole batch, a batch in a batch is refused', () => {
+  const parts = [codec.request(req, false), codec.cancel(7, false), codec.answer({ id: 9, load: 1, status: 200, refused: false, head: headerLines(['x-a', '1']), body: Buffer.from('b') }, false)];
+  const sealed = codec.sealBatch(parts);
+  const d = codec.decode(sealed);
+  assert.ok(typeof d !== 'string' && d.type === 'batch');
+  assert.deepEqual(
+    d.frames.map((f) => [f.type, f.id]),
+    [
+      ['request', 42],
+      ['cancel', 7],
+      ['answer', 9],
+    ],
+  );
+  assert.equal(sealed.length, parts.reduce((n, p) => n + p.length, 0) + 5 + TAG_BYTES, 'one tag for all of them');
+  for (let i = 4; i < sealed.length - TAG_BYTES; i += 3) {
+    const bad = Buffer.from(sealed);
+    bad[i]! ^= 0x01;
+    assert.equal(codec.decode(bad), 'auth', `byte ${i}`);
+  }
+  // One frame alone is sealed as itself, byte for byte what the single-frame encoder makes.
+  assert.deepEqual(codec.sealBatch([codec.cancel(7, false)]), codec.cancel(7));
+  assert.equal(codec.decode(codec.sealBatch([sealed.subarray(0, sealed.length - TAG_BYTES), codec.cancel(1, false)])), 'malformed');
+});
