@@ -261,21 +261,29 @@ export class DispatchCore<P> {
   }
 
   // ---- internals ----
+  // The scheduler's test of a job during one pass of pumpInto: a method made once, with the pass's
+  // state in these fields, not a closure per pass (it runs on every completion).
+  /** The board the last runnable job tested goes to. */
+  private passChosen = -1;
+  /** The board for any job every board may serve, found once a pass (null: not yet looked for). */
+  private passOpen: number | undefined | null = null;
+  private readonly canRunJob = (j: Job<P>): boolean => {
+    if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
+    const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
+    const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.boardFor(pool, this.cfg.limits.inFlightPerBoardMax);
+    if (pool === undefined) this.passOpen = b;
+    if (b === undefined) return false;
+    this.passChosen = b;
+    return true;
+  };
+
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
-    const cap = this.cfg.limits.inFlightPerBoardMax;
     this.viewNow = nowMs;
     for (;;) {
-      let chosen = -1;
-      let open: number | undefined | null = null; // the board for any job every board may serve: found once a pass
-      const job = this.scheduler.take(nowMs, (j) => {
-        if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
-        const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
-        const b = pool === undefined && open !== null ? open : this.boardFor(pool, cap);
-        if (pool === undefined) open = b;
-        if (b === undefined) return false;
-        chosen = b;
-        return true;
-      });
+      this.passChosen = -1;
+      this.passOpen = null;
+      const job = this.scheduler.take(nowMs, this.canRunJob);
+      const chosen = this.passChosen;
       if (!job) return out;
       // It would finish after its class deadline (waited + recent service time): answer now
       // rather than spend a board on an answer its client will not wait for.

@@ -8,18 +8,25 @@ export abstract class HeldAnswer implements Answer {
   destroyed = false;
   writableFinished = false;
   statusCode = 200;
-  protected readonly headers = new Map<string, HeaderValue>();
+  /** Made at the first header set: a forwarded answer on the master sets none. */
+  private map: Map<string, HeaderValue> | undefined;
+  private static readonly NONE: ReadonlyMap<string, HeaderValue> = new Map();
+
+  /** The headers set so far (read-only; set them with setHeader or writeHead). */
+  protected get headers(): ReadonlyMap<string, HeaderValue> {
+    return this.map ?? HeldAnswer.NONE;
+  }
 
   setHeader(name: string, value: HeaderValue): this {
-    this.headers.set(name.toLowerCase(), value);
+    (this.map ??= new Map()).set(name.toLowerCase(), value);
     return this;
   }
   getHeader(name: string): HeaderValue | undefined {
-    return this.headers.get(name.toLowerCase());
+    return this.map?.get(name.toLowerCase());
   }
   writeHead(status: number, headers?: Record<string, HeaderValue>): this {
     this.statusCode = status;
-    if (headers) for (const k in headers) this.headers.set(k.toLowerCase(), headers[k]!);
+    if (headers) for (const k in headers) this.setHeader(k, headers[k]!);
     this.headersSent = true;
     return this;
   }

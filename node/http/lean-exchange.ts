@@ -90,7 +90,7 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
   end(body?: string | Buffer): this {
     if (this.writableEnded || this.destroyed) return this;
     const b = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
-    if (!this.headers.has('content-length') && !this.head) this.headers.set('content-length', b.length);
+    if (!this.headers.has('content-length') && !this.head) this.setHeader('content-length', b.length);
     this.write(this.statusCode, this.ownLines(), EMPTY, b);
     return this;
   }
