@@ -71,7 +71,7 @@ async function ews(n: number, shares: readonly number[] | undefined): Promise<Ta
       tmaxMs: 1000,
       tthresholdMs: 1000,
       staggerMs: 200,
-      masterWork: process.env.BENCH_MASTER_WORK ?? 'forward',
+      masterWork: process.env.BENCH_MASTER_WORK ?? 'spill',
     },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: C, connectionsMax: 4096, queueMax: 4096 },
@@ -350,11 +350,11 @@ Scale (req/s against one board at 20 %): ${Object.entries(scale)
 ews 3×20 % against HAProxy + 3 plain servers on the same quotas: I/O ${vsHaproxy.io}×, CPU ${vsHaproxy.cpu}×.
 
 The I/O CGI is bound by slots, not CPU, on one board: C = ${C} in flight of 20 ms each is at most
-${Math.round(C / 0.02)} req/s, whatever the quota. With \`masterWork: forward\` (the default) the master runs no
+${Math.round(C / 0.02)} req/s, whatever the quota. With \`masterWork: forward\` the master runs no
 CGI while another board can, so n ews boards have n − 1 boards of slots: at most
 ${Math.round(C / 0.02)} × (n − 1) req/s, 2 boards ≈ 1×, 3 boards ≈ 2× one board. HAProxy's plain servers all
-serve. Going past that needs the master to serve too, which its CPU cannot also afford
-(dispatch-path.md).
+serve. \`spill\` (the default, measured here) adds the master's slots while its CPU has room;
+at 3 boards it has little, since forwarding takes most of it (dispatch-path.md).
 
 Unconstrained (2 cores shared with wrk), echo?ms=0, same run: plain Node ${free.plain!.rps} req/s, one ews board
 ${free.ews1!.rps} (${freeRatios.ews1VsPlainNode}×); HAProxy + 3 plain servers ${free.haproxy3!.rps}, 3-board ews master

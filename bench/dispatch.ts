@@ -27,7 +27,7 @@ interface Cluster {
 async function cluster(n: number): Promise<Cluster> {
   const ports = await freePorts(2 * n);
   const cfg = {
-    cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500 },
+    cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, masterWork: 'forward' },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: 64, connectionsMax: 4096 },
     auth: { disabled: true },

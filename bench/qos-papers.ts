@@ -35,7 +35,7 @@ async function cluster(extra: Record<string, unknown>, cpuShare = SHARE): Promis
   writeFileSync(
     file,
     JSON.stringify({
-      cluster: { name: 'qos', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 },
+      cluster: { name: 'qos', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, masterWork: 'forward' },
       boards,
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },

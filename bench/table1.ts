@@ -48,7 +48,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
   writeFileSync(
     file,
     JSON.stringify({
-      cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000 },
+      cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, masterWork: 'forward' },
       boards,
       classes: [
         { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS },

@@ -27,11 +27,11 @@ export interface ClusterConfig {
   /** The request thread silent this long, a master steps down on purpose (the cluster plane keeps beating meanwhile). */
   readonly requestThreadDeadMs: number;
   /**
-   * Where the master's own share of the work goes. 'spill': the master runs a request itself only
-   * when every other eligible board is full and it uses less than 60 % of its CPU (it
-   * pays for every request it forwards, so its CPU is the cluster's bottleneck). 'share': the paper's rule, the master is a board like the others.
-   * 'forward' (the default, measured best in bench/results/boards.md): the master runs only what
-   * no other running board can serve.
+   * Where the master's own share of the work goes. 'spill' (the default, measured best in
+   * bench/results/dispatch-path.md): the master runs a request itself only when every other
+   * eligible board is full and it uses less than 60 % of its CPU (it pays for every request it
+   * forwards, so forwarding comes first). 'share': the paper's rule, the master is a board like
+   * the others. 'forward': the master runs only what no other running board can serve.
    */
   readonly masterWork: 'spill' | 'share' | 'forward';
   readonly vip: VipConfig | undefined;

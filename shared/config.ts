@@ -75,7 +75,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   if (requestThreadDeadMs <= tmaxMs) r.bad('cluster.requestThreadDeadMs', `must be more than tmaxMs (${tmaxMs}): a stall shorter than a takeover must not end mastership`);
   const masterWork =
     c.masterWork === undefined
-      ? 'forward'
+      ? 'spill'
       : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward'
         ? c.masterWork
         : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');

@@ -24,7 +24,7 @@ describe('devices through the cluster', () => {
       (cfg) => {
         cfg.devices = demoDevices(['b1', 'b2', 'b3']);
         // The paper's rule (the master serves its share): a device on the master and one more board
-        // is spread over both. The default, 'forward', keeps the master's CPU for forwarding.
+        // is spread over both. The default, 'spill', keeps the master's CPU for forwarding first.
         Object.assign(cfg.cluster as object, { masterWork: 'share' });
       },
       { args: ['--simulate-devices'] },

@@ -6,7 +6,7 @@ import { ClusterSim, rng } from './simulator.ts';
 
 const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
 
-function cluster(n: number, masterWork?: 'forward' | 'share'): ClusterSim {
+function cluster(n: number, masterWork?: 'forward' | 'spill' | 'share'): ClusterSim {
   const sim = new ClusterSim({ boards: n, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8, masterWork }, rng(7));
   for (let i = 0; i < n; i++) sim.start(i);
   sim.runUntil(2000);
@@ -120,8 +120,8 @@ test("least connection spreads concurrent work evenly and drains back to 0 (the 
   assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
 });
 
-test('masterWork forward (the default): the master forwards everything while other boards run, queues past their capacity, drains to 0', () => {
-  const sim = cluster(3);
+test('masterWork forward: the master forwards everything while other boards run, queues past their capacity, drains to 0', () => {
+  const sim = cluster(3, 'forward');
   for (let k = 0; k < 18; k++) sim.request(300);
   const t = core(sim, 0).table;
   assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [0, 8, 8], 'capacity 8 each; two wait in the queue');
