@@ -45,11 +45,14 @@ export class Executor {
     const cls = this.cfg.classes[f.cls];
     if (!reason && !cls) reason = 'class';
     if (!reason && nonCanonical(f.url)) reason = 'target-path';
-    const reply = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, refused: false, head: headerLines(headers), body });
+    const replyAs =
+      (refused: boolean) =>
+      (status: number, headers: string[], body: Buffer): void =>
+        answer({ id: f.id, load: core.load, status, refused, head: headerLines(headers), body });
+    const reply = replyAs(false);
     if (reason || !cls) {
       this.rejected.inc({ reason });
-      const refuse = (status: number, headers: string[], body: Buffer): void => answer({ id: f.id, load: core.load, status, refused: true, head: headerLines(headers), body });
-      sendError(new CapturedAnswer(refuse), new EwsError('NOT_FROM_MASTER', `refused: ${reason}`));
+      sendError(new CapturedAnswer(replyAs(true)), new EwsError('NOT_FROM_MASTER', `refused: ${reason}`));
       return undefined;
     }
     const headers: IncomingMessage['headers'] = {};

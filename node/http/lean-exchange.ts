@@ -100,7 +100,7 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
    * preset lines, headers set on this answer, `lines`, the body's length, the body, in one write.
    */
   endWith(status: number, lines: Buffer, body: Buffer): this {
-    if (this.writableEnded || this.destroyed) return this;
+    if (this.writableEnded || this.destroyed || this.headersSent) return this;
     this.statusCode = status;
     this.write(status, this.ownLines(), lines, body, `content-length: ${body.length}\r\n`);
     return this;
