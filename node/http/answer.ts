@@ -18,7 +18,8 @@ export abstract class HeldAnswer implements Answer {
   }
 
   setHeader(name: string, value: HeaderValue): this {
-    (this.map ??= new Map()).set(name.toLowerCase(), value);
+    if (!this.map) this.map = new Map();
+    this.map.set(name.toLowerCase(), value);
     return this;
   }
   getHeader(name: string): HeaderValue | undefined {
