@@ -252,35 +252,27 @@ export class DispatchCore<P> {
 
   /** Invariants (tests and the simulator call this). */
   check(): void {
-    let running = 0;
-    for (const n of this.inflight) {
-      if (n < 0) throw new Error('invariant: negative in-flight count');
-      running += n;
-    }
+    if (this.inflight.some((n) => n < 0)) throw new Error('invariant: negative in-flight count');
+    const running = this.inflight.reduce((a, n) => a + n, 0);
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
   }
 
-  // ---- internals ----
-  // The scheduler's test of a job during one pass of pumpInto: a method made once, with the pass's
-  // state in these fields, not a closure per pass (it runs on every completion).
-  /** The board the last runnable job tested goes to. */
+  // ---- internals ---- The scheduler's test of a job in a pass of pumpInto, made once (not a closure per pass). The
+  // pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
   private passChosen = -1;
-  /** The board for any job every board may serve, found once a pass (null: not yet looked for). */
   private passOpen: number | undefined | null = null;
   private readonly canRunJob = (j: Job<P>): boolean => {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
     const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
     const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.boardFor(pool, this.cfg.limits.inFlightPerBoardMax);
     if (pool === undefined) this.passOpen = b;
-    if (b === undefined) return false;
-    this.passChosen = b;
-    return true;
+    if (b !== undefined) this.passChosen = b;
+    return b !== undefined;
   };
 
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
     for (;;) {
-      this.passChosen = -1;
       this.passOpen = null;
       const job = this.scheduler.take(nowMs, this.canRunJob);
       const chosen = this.passChosen;
