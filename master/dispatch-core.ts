@@ -257,8 +257,8 @@ export class DispatchCore<P> {
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
   }
 
-  // ---- internals ---- The scheduler's test of a job in a pass of pumpInto, made once (not a closure per pass). The
-  // pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
+  // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
+  // per pass), and the pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
   private readonly canRunJob = (j: Job<P>): boolean => {

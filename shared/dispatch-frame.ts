@@ -8,9 +8,9 @@
 //                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
 //   ANSWER  (2): u32 id | u16 load | u16 status | u8 flags | u16 head length | head | u32 body length | body
 //   CANCEL  (3): u32 id
-//   BATCH   (4): frames of the types above, each without its own tag; the batch has one
+//   BATCH   (4): frames of the types above, each without its tag | one tag for the whole batch
 // Frames written in one turn of the event loop leave as one BATCH (one HMAC for all of them);
-// a lone frame leaves as itself.
+// a lone frame leaves as itself, with its own tag.
 // Request headers are `name\0value\0…` (names lower-case). An answer's head is its header lines
 // as HTTP writes them (`name: value\r\n`…, shared/header-lines.ts), made once on the board so the
 // master copies them to its client without taking them apart. `load` is the board's count of
