@@ -59,6 +59,8 @@ export interface IntakeDeps {
 
 /** How often the master measures its own CPU use (for masterWork 'spill'). */
 const BUSY_INTERVAL_MS = 250;
+/** Synchronous time the master spends starting its own jobs per event-loop turn (masterWork spill/share, more than one board). */
+const LOCAL_TURN_MS = 1;
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
 
@@ -85,10 +87,21 @@ export class Intake {
   private readonly boardAddresses: ReadonlySet<string>;
   /** Jobs this board (the master) runs itself, to cancel when their client leaves. */
   private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
+  /**
+   * With other boards to feed, the master spends at most LOCAL_TURN_MS per event-loop turn starting
+   * its own jobs: a CPU-bound handler then holds up the forwarding of answers and requests for one
+   * job, not for a whole batch, and the other boards do not run dry (bench/results/dispatch-path.md).
+   * Bounded by the master's own slots (limits.inFlightPerBoardMax).
+   */
+  private readonly paceLocal: boolean;
+  /** Time spent starting local jobs since the budget was last reset (a turn, or a few cheap ones). */
+  private localSpentMs = 0;
+  private readonly localStarts: Array<[Job<Exchange>, number]> = [];
 
   constructor(private readonly d: IntakeDeps) {
     const { cfg } = d;
     this.classifier = createClassifier(cfg.classes);
+    this.paceLocal = cfg.boards.length > 1;
     this.core = new DispatchCore<Exchange>(cfg, d.self, d.core.table, Math.random);
     this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
@@ -206,6 +219,34 @@ export class Intake {
   }
 
   private runLocal(job: Job<Exchange>, tree: number): void {
+    if (this.localStarts.length > 0 || this.localSpentMs >= LOCAL_TURN_MS) return void this.localStarts.push([job, tree]);
+    this.timedStart(job, tree);
+    if (this.localSpentMs >= LOCAL_TURN_MS) setImmediate(this.nextTurn);
+  }
+
+  /** A new event-loop turn: start what waited, within the turn's budget, the rest a turn later. */
+  private readonly nextTurn = (): void => {
+    this.localSpentMs = 0;
+    while (this.localStarts.length > 0 && this.localSpentMs < LOCAL_TURN_MS) {
+      const [job, tree] = this.localStarts.shift()!;
+      // Its client left while it waited: nothing runs, the core counts it ended.
+      if (job.payload.res.destroyed || job.payload.res.writableEnded) this.run(this.core.finished(job, 0, this.d.clock.now()));
+      else this.timedStart(job, tree);
+    }
+    if (this.localSpentMs >= LOCAL_TURN_MS) setImmediate(this.nextTurn);
+  };
+
+  private timedStart(job: Job<Exchange>, tree: number): void {
+    if (!this.paceLocal) {
+      this.startLocal(job, tree);
+      return;
+    }
+    const t0 = performance.now();
+    this.startLocal(job, tree);
+    this.localSpentMs += performance.now() - t0;
+  }
+
+  private startLocal(job: Job<Exchange>, tree: number): void {
     const ex = job.payload;
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers: ex.req.headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
       this.local.delete(job);

@@ -139,4 +139,18 @@ describe('lean intake', () => {
     assert.match(slow, /^HTTP\/1\.1 408/);
     assert.equal((await fetch(`${c.boards[0]!.url}/cgi-bin/echo`)).status, 200);
   });
+  test('CPU-bound overflow on the master (spill): its jobs start a turn apart, all are answered, and every count returns to 0 though some clients left', async () => {
+    const burn = (signal?: AbortSignal) => fetch(`${c.boards[0]!.url}/cgi-bin/burn?ms=5`, { signal: signal ?? AbortSignal.timeout(20_000) });
+    // 48 at once: b2 holds its 16, the master takes overflow while its CPU has room; 8 clients leave early.
+    const leave = new AbortController();
+    const gone = Array.from({ length: 8 }, () => burn(leave.signal).catch(() => 'aborted' as const));
+    const served = Array.from({ length: 40 }, () => burn());
+    setTimeout(() => leave.abort(), 20);
+    const rs = await Promise.all(served);
+    const boards = new Set(rs.map((r) => r.headers.get('x-ews-board')));
+    for (const r of rs) assert.equal(r.status, 200, await r.text());
+    assert.deepEqual([...boards].sort(), ['b1', 'b2'], 'both boards served');
+    assert.ok((await Promise.all(gone)).includes('aborted'));
+    await waitFor('linknum back to 0', async () => ((await (await fetch(`${c.boards[1]!.url}/api/cluster`)).json()) as { boards: Array<{ linknum: number }> }).boards.every((b) => b.linknum === 0));
+  });
 });
