@@ -29,6 +29,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
   const link = new ClusterLink({ cluster, boards: cfg.boards, limits: cfg.limits }, self, systemClock, data.bootEpoch, metrics, log, (ev) => pending.push(...ev), transport);
   const resignations = metrics.counter('ews_request_thread_stalls_total', 'Times this board stepped down because its request thread stopped answering');
   resignations.inc({}, 0);
+  const statesPosted = metrics.counter('ews_plane_states_posted_total', 'States the cluster plane sent to the request thread');
 
   const state = (): PlaneState => {
     const core = link.core;
@@ -49,19 +50,31 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
     };
   };
   // One state to the request thread after each batch of changes. The counts the request thread
-  // sends come twice per heartbeat (not per request), so these stay a few per heartbeat.
+  // sends come twice per heartbeat (not per request), so these stay a few per heartbeat. A state
+  // whose only news is when boards were last heard (every packet, every heartbeat) waits up to
+  // heardEveryMs: each post wakes the request thread, and an idle board spent most of its CPU on
+  // them. The request thread's own silence check may then see a board silent that much early.
+  const heardEveryMs = Math.max(1, Math.floor(cluster.tthresholdMs / 8));
   let quiet = false;
+  let sentKey = '';
+  let sentAt = -Infinity;
   link.afterApply = () => {
     if (quiet) return;
     const events = pending;
     const s = state();
     pending = [];
+    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view, s.runstates, s.reported, s.epochs]);
+    const now = absNow();
+    if (events.length === 0 && key === sentKey && now - sentAt < heardEveryMs) return;
+    sentKey = key;
+    sentAt = now;
     // The address follows the role, decided here: a board that sees a newer term lets it go at once.
     for (const e of events) {
       if (e.kind === 'role' && e.role === 'master') void vip?.claim();
       else if (e.kind === 'role' && e.previous === 'master') void vip?.release();
       else if (e.kind === 'stale-master') void vip?.announce();
     }
+    statesPosted.inc();
     post({ t: 'state', state: s, events });
   };
   link.onApp = (msg) => post({ t: 'app', msg });

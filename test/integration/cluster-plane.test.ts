@@ -36,6 +36,19 @@ describe('the cluster plane', () => {
     assert.ok(second > first, `STATEs heard: ${first} then ${second}`);
   });
 
+  test('idle, the plane wakes the request thread only when it has news: heard-only states at most every Tthreshold/8', async () => {
+    // Default timings: heartbeat 20 ms, Tthreshold 500 ms, so heard-only states at most every 62 ms.
+    const count = () => Promise.all([metric(c.boards[0]!.url, 'ews_plane_states_posted_total'), metric(c.boards[0]!.url, 'ews_udp_received_total', { type: 'REPORT' })]);
+    const [posted0, heard0] = await count();
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    const [posted1, heard1] = await count();
+    const s = (Date.now() - t0) / 1000;
+    assert.ok(heard1 - heard0 > 40 * s, `REPORTs heard: ${heard1 - heard0} in ${s} s`);
+    // One post per packet and per tick would be well over 100 per second.
+    assert.ok(posted1 - posted0 <= 20 * s, `states posted: ${posted1 - posted0} in ${s} s`);
+  });
+
   test("the master's request thread stalled 500 ms and 1 s (over 8 × Tmax): it stays master, nobody takes over", async () => {
     const before = await view(1);
     assert.equal(before.master, 'b1');
