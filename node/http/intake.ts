@@ -91,7 +91,8 @@ export class Intake {
    * With other boards to feed, the master spends at most LOCAL_TURN_MS per event-loop turn starting
    * its own jobs: a CPU-bound handler then holds up the forwarding of answers and requests for one
    * job, not for a whole batch, and the other boards do not run dry (bench/results/dispatch-path.md).
-   * Bounded by the master's own slots (limits.inFlightPerBoardMax).
+   * A job waiting here counts in the master's linknum, so the wait is bounded by its slots
+   * (limits.inFlightPerBoardMax).
    */
   private readonly paceLocal: boolean;
   /** Time spent starting local jobs since the budget was last reset (a turn, or a few cheap ones). */
