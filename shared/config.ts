@@ -78,7 +78,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
       ? 'spill'
       : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward'
         ? c.masterWork
-        : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'forward');
+        : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'spill');
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;

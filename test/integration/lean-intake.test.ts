@@ -139,7 +139,8 @@ describe('lean intake', () => {
     assert.match(slow, /^HTTP\/1\.1 408/);
     assert.equal((await fetch(`${c.boards[0]!.url}/cgi-bin/echo`)).status, 200);
   });
-  test('CPU-bound overflow on the master (spill): its jobs start a turn apart, all are answered, and every count returns to 0 though some clients left', async () => {
+
+  test('CPU-bound overflow on the master (spill, its own jobs paced): all are answered, both boards serve, and every count returns to 0 though some clients left', async () => {
     const burn = (signal?: AbortSignal) => fetch(`${c.boards[0]!.url}/cgi-bin/burn?ms=5`, { signal: signal ?? AbortSignal.timeout(20_000) });
     // 48 at once: b2 holds its 16, the master takes overflow while its CPU has room; 8 clients leave early.
     const leave = new AbortController();
