@@ -4,6 +4,7 @@
 import { type Classifier, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
+import { LocalPacer } from '../../master/local-pacer.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
@@ -88,21 +89,26 @@ export class Intake {
   /** Jobs this board (the master) runs itself, to cancel when their client leaves. */
   private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
   /**
-   * With other boards to feed, the master spends at most LOCAL_TURN_MS per event-loop turn starting
-   * its own jobs: a CPU-bound handler then holds up the forwarding of answers and requests for one
-   * job, not for a whole batch, and the other boards do not run dry (bench/results/dispatch-path.md).
-   * A job waiting here counts in the master's linknum, so the wait is bounded by its slots
-   * (limits.inFlightPerBoardMax).
+   * With other boards to feed, the master's own jobs are paced (master/local-pacer.ts): at most
+   * LOCAL_TURN_MS of synchronous starts per event-loop turn, so a CPU-bound handler holds up the
+   * forwarding of answers and requests for one job, not for a whole batch.
    */
-  private readonly paceLocal: boolean;
-  /** Time spent starting local jobs since the budget was last reset (a turn, or a few cheap ones). */
-  private localSpentMs = 0;
-  private readonly localStarts: Array<[Job<Exchange>, number]> = [];
+  private readonly pacer: LocalPacer<[Job<Exchange>, number]> | undefined;
 
   constructor(private readonly d: IntakeDeps) {
     const { cfg } = d;
     this.classifier = createClassifier(cfg.classes);
-    this.paceLocal = cfg.boards.length > 1;
+    this.pacer =
+      cfg.boards.length > 1
+        ? new LocalPacer<[Job<Exchange>, number]>(LOCAL_TURN_MS, cfg.limits.inFlightPerBoardMax, {
+            now: () => performance.now(),
+            later: (fn) => setImmediate(fn),
+            start: ([job, tree]) => this.startLocal(job, tree),
+            gone: ([job]) => job.state !== 'running' || job.payload.res.destroyed || job.payload.res.writableEnded,
+            // Its client left while it waited: nothing runs, the core counts it ended (if it has not already).
+            dropped: ([job]) => this.run(this.core.finished(job, 0, this.d.clock.now())),
+          })
+        : undefined;
     this.core = new DispatchCore<Exchange>(cfg, d.self, d.core.table, Math.random);
     this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
@@ -220,31 +226,8 @@ export class Intake {
   }
 
   private runLocal(job: Job<Exchange>, tree: number): void {
-    if (this.localStarts.length > 0 || this.localSpentMs >= LOCAL_TURN_MS) return void this.localStarts.push([job, tree]);
-    this.timedStart(job, tree);
-    if (this.localSpentMs >= LOCAL_TURN_MS) setImmediate(this.nextTurn);
-  }
-
-  /** A new event-loop turn: start what waited, within the turn's budget, the rest a turn later. */
-  private readonly nextTurn = (): void => {
-    this.localSpentMs = 0;
-    while (this.localStarts.length > 0 && this.localSpentMs < LOCAL_TURN_MS) {
-      const [job, tree] = this.localStarts.shift()!;
-      // Its client left while it waited: nothing runs, the core counts it ended.
-      if (job.payload.res.destroyed || job.payload.res.writableEnded) this.run(this.core.finished(job, 0, this.d.clock.now()));
-      else this.timedStart(job, tree);
-    }
-    if (this.localSpentMs >= LOCAL_TURN_MS) setImmediate(this.nextTurn);
-  };
-
-  private timedStart(job: Job<Exchange>, tree: number): void {
-    if (!this.paceLocal) {
-      this.startLocal(job, tree);
-      return;
-    }
-    const t0 = performance.now();
-    this.startLocal(job, tree);
-    this.localSpentMs += performance.now() - t0;
+    if (this.pacer) this.pacer.submit([job, tree]);
+    else this.startLocal(job, tree);
   }
 
   private startLocal(job: Job<Exchange>, tree: number): void {
