@@ -19,7 +19,7 @@ import { schedulerFor } from './scheduler-factory.ts';
 export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type OutcomeName } from './job.ts';
 
 /** 'spill': the master runs overflow itself only while it uses less than this share of its CPU. */
-export const SPILL_BELOW = 0.6;
+export const SPILL_BELOW = 0.85;
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
 /** Weight of the newest sample in the per-class service-time average. */
