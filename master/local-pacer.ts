@@ -70,14 +70,21 @@ export class LocalPacer<T> {
     if (this.waiting.length > 0 || this.spentMs >= this.budgetMs) this.schedule();
   };
 
-  /** Jobs that ended while they waited (the client left, or the core timed them out) free their place. */
+  /**
+   * Jobs that ended while they waited (the client left, or the core timed them out) free their
+   * place. `dropped` is called after the list is compacted: it may free a slot in the core, which
+   * may hand this pacer a new job at once.
+   */
   private dropGone(): void {
+    const gone: T[] = [];
     let kept = 0;
-    for (const item of this.waiting) {
-      if (this.io.gone(item)) this.io.dropped(item);
+    for (let i = 0; i < this.waiting.length; i++) {
+      const item = this.waiting[i] as T;
+      if (this.io.gone(item)) gone.push(item);
       else this.waiting[kept++] = item;
     }
     this.waiting.length = kept;
+    for (const item of gone) this.io.dropped(item);
   }
 
   private timedStart(item: T): void {

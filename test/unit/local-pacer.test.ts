@@ -96,3 +96,39 @@ test('local pacer: at the bound, jobs that ended while waiting (timed out by the
   h.nextTurn();
   assert.deepEqual(h.started, ['a', 'c', 'd']);
 });
+
+test('local pacer: a job handed over while another is being dropped (its freed slot) is kept, and nothing is lost or doubled', () => {
+  let now = 0;
+  const turns: Array<() => void> = [];
+  const started: string[] = [];
+  const dropped: string[] = [];
+  const pacer: LocalPacer<Item> = new LocalPacer<Item>(1, 3, {
+    now: () => now,
+    later: (fn) => turns.push(fn),
+    start: (i) => {
+      started.push(i.name);
+      now += i.costMs;
+    },
+    gone: (i) => i.gone === true,
+    // A job whose client left still holds its slot until it is dropped; then the core hands the
+    // master its next queued job at once. A job the core timed out had its slot freed already.
+    dropped: (i) => {
+      dropped.push(i.name);
+      if (i.name === 'c') pacer.submit({ name: 'after-c', costMs: 0.1 });
+    },
+  });
+  const b: Item = { name: 'b', costMs: 0.1 };
+  const c: Item = { name: 'c', costMs: 0.1 };
+  pacer.submit({ name: 'a', costMs: 5 });
+  pacer.submit(b);
+  pacer.submit(c);
+  pacer.submit({ name: 'd', costMs: 0.1 });
+  b.gone = true; // timed out by the core: its slot went to e
+  c.gone = true; // its client left
+  pacer.submit({ name: 'e', costMs: 0.1 });
+  assert.deepEqual(dropped, ['b', 'c']);
+  assert.equal(pacer.waitingCount, 3);
+  while (turns.length > 0) turns.shift()?.();
+  assert.deepEqual(started, ['a', 'd', 'after-c', 'e']);
+  assert.equal(pacer.waitingCount, 0);
+});
