@@ -87,6 +87,8 @@ export class LocalPacer<T> {
     for (const item of gone) this.io.dropped(item);
   }
 
+  // A start that ends at once and hands the pacer its next job starts that one inside this one,
+  // and its time is counted twice: the budget runs out early, never late.
   private timedStart(item: T): void {
     const t0 = this.io.now();
     this.io.start(item);

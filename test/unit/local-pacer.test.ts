@@ -8,13 +8,16 @@ interface Item {
   gone?: boolean;
 }
 
-/** A pacer on a fake clock: each start advances it by the item's cost; turns run when the test says. */
-function harness(budgetMs: number, waitingMax: number) {
+/**
+ * A pacer on a fake clock: each start advances it by the item's cost; turns run when the test says.
+ * `onDropped` stands for the core's reaction to a dropped job (it may hand the pacer another).
+ */
+function harness(budgetMs: number, waitingMax: number, onDropped?: (i: Item, pacer: LocalPacer<Item>) => void) {
   let now = 0;
   const turns: Array<() => void> = [];
   const started: string[] = [];
   const dropped: string[] = [];
-  const pacer = new LocalPacer<Item>(budgetMs, waitingMax, {
+  const pacer: LocalPacer<Item> = new LocalPacer<Item>(budgetMs, waitingMax, {
     now: () => now,
     later: (fn) => turns.push(fn),
     start: (i) => {
@@ -22,7 +25,10 @@ function harness(budgetMs: number, waitingMax: number) {
       now += i.costMs;
     },
     gone: (i) => i.gone === true,
-    dropped: (i) => dropped.push(i.name),
+    dropped: (i) => {
+      dropped.push(i.name);
+      onDropped?.(i, pacer);
+    },
   });
   const nextTurn = () => {
     const fn = turns.shift();
@@ -98,37 +104,23 @@ test('local pacer: at the bound, jobs that ended while waiting (timed out by the
 });
 
 test('local pacer: a job handed over while another is being dropped (its freed slot) is kept, and nothing is lost or doubled', () => {
-  let now = 0;
-  const turns: Array<() => void> = [];
-  const started: string[] = [];
-  const dropped: string[] = [];
-  const pacer: LocalPacer<Item> = new LocalPacer<Item>(1, 3, {
-    now: () => now,
-    later: (fn) => turns.push(fn),
-    start: (i) => {
-      started.push(i.name);
-      now += i.costMs;
-    },
-    gone: (i) => i.gone === true,
-    // A job whose client left still holds its slot until it is dropped; then the core hands the
-    // master its next queued job at once. A job the core timed out had its slot freed already.
-    dropped: (i) => {
-      dropped.push(i.name);
-      if (i.name === 'c') pacer.submit({ name: 'after-c', costMs: 0.1 });
-    },
+  // A job whose client left still holds its slot until it is dropped; then the core hands the
+  // master its next queued job at once. A job the core timed out had its slot freed already.
+  const h = harness(1, 3, (i, pacer) => {
+    if (i.name === 'c') pacer.submit({ name: 'after-c', costMs: 0.1 });
   });
   const b: Item = { name: 'b', costMs: 0.1 };
   const c: Item = { name: 'c', costMs: 0.1 };
-  pacer.submit({ name: 'a', costMs: 5 });
-  pacer.submit(b);
-  pacer.submit(c);
-  pacer.submit({ name: 'd', costMs: 0.1 });
+  h.pacer.submit({ name: 'a', costMs: 5 });
+  h.pacer.submit(b);
+  h.pacer.submit(c);
+  h.pacer.submit({ name: 'd', costMs: 0.1 });
   b.gone = true; // timed out by the core: its slot went to e
   c.gone = true; // its client left
-  pacer.submit({ name: 'e', costMs: 0.1 });
-  assert.deepEqual(dropped, ['b', 'c']);
-  assert.equal(pacer.waitingCount, 3);
-  while (turns.length > 0) turns.shift()?.();
-  assert.deepEqual(started, ['a', 'd', 'after-c', 'e']);
-  assert.equal(pacer.waitingCount, 0);
+  h.pacer.submit({ name: 'e', costMs: 0.1 });
+  assert.deepEqual(h.dropped, ['b', 'c']);
+  assert.equal(h.pacer.waitingCount, 3);
+  while (h.turns.length > 0) h.nextTurn();
+  assert.deepEqual(h.started, ['a', 'd', 'after-c', 'e']);
+  assert.equal(h.pacer.waitingCount, 0);
 });
