@@ -4,7 +4,8 @@
 // CPU, 160 ms of wall time at a 20 % quota, and the other boards run dry meanwhile
 // (bench/results/dispatch-path.md, "Wave 2, third pass"). So the master spends at most `budgetMs`
 // of synchronous start time per event-loop turn; the rest wait for a later turn, in order.
-// A job whose client left while it waited does not start: `dropped` is called instead.
+// A job whose client left, or that the core timed out, while it waited does not start: `dropped`
+// is called instead.
 // Pure apart from what it is given: the clock and "run this on a later turn" are the caller's.
 export interface PacerIo<T> {
   /** Milliseconds, monotonic (performance.now() in the runtime). */
@@ -15,7 +16,7 @@ export interface PacerIo<T> {
   start(item: T): void;
   /** Its client has left, or it already ended (timed out while it waited): starting it would be wasted work. */
   gone(item: T): boolean;
-  /** A job that waited and whose client left: the caller counts it ended. */
+  /** A waiting job found gone (its client left, or the core timed it out): the caller counts it ended, once. */
   dropped(item: T): void;
 }
 

@@ -105,7 +105,8 @@ export class Intake {
             later: (fn) => setImmediate(fn),
             start: ([job, tree]) => this.startLocal(job, tree),
             gone: ([job]) => job.state !== 'running' || job.payload.res.destroyed || job.payload.res.writableEnded,
-            // Its client left while it waited: nothing runs, the core counts it ended (if it has not already).
+            // Its client left (or the core timed it out) while it waited: nothing runs; the core counts it
+            // ended, unless the timeout already did.
             dropped: ([job]) => this.run(this.core.finished(job, 0, this.d.clock.now())),
           })
         : undefined;
