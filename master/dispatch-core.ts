@@ -18,8 +18,6 @@ import { schedulerFor } from './scheduler-factory.ts';
 
 export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type OutcomeName } from './job.ts';
 
-/** 'spill': the master runs overflow itself only while it uses less than this share of its CPU. */
-export const SPILL_BELOW = 0.85;
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
 /** Weight of the newest sample in the per-class service-time average. */
@@ -47,8 +45,6 @@ export class DispatchCore<P> {
   private viewNow = 0;
   private readonly view: BoardLoadView;
   private readonly spill: boolean;
-  /** The master's own CPU use against its capacity (0..1), measured by the adapter. */
-  private busy = 0;
   private readonly forwardOnly: boolean;
   private readonly others: readonly number[];
 
@@ -207,11 +203,6 @@ export class DispatchCore<P> {
     return this.pumpInto(out, nowMs);
   }
 
-  /** The master's own CPU use against its capacity (0..1) over the last interval: how much room it has for work of its own. */
-  masterBusy(utilization: number): void {
-    this.busy = utilization;
-  }
-
   /** Dispatch while there is work and a board with room for it. */
   pump(nowMs: number): Effect<P>[] {
     return this.pumpInto([], nowMs);
@@ -332,8 +323,8 @@ export class DispatchCore<P> {
   private boardFor(pool: readonly number[] | undefined, cap: number): number | undefined {
     // 'spill': the other boards first; the master only when none of them has room.
     const b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
-    // The master takes the overflow while its CPU has room ('spill'), never while another board could serve ('forward'), always in 'share'.
-    if (b !== undefined || (this.forwardOnly || (this.spill && this.busy >= SPILL_BELOW) ? this.othersCanServe(pool) : false)) return b;
+    // The master takes the overflow ('spill'; its own starts are paced by the adapter), never while another board could serve ('forward'), always in 'share'.
+    if (b !== undefined || (this.forwardOnly && this.othersCanServe(pool))) return b;
     return leastConnection(this.view, cap, this.lastPick, pool);
   }
 

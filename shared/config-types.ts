@@ -29,9 +29,9 @@ export interface ClusterConfig {
   /**
    * Where the master's own share of the work goes. 'spill' (the default, measured best in
    * bench/results/dispatch-path.md): the master runs a request itself only when every other
-   * eligible board is full and it uses less than 85 % of its CPU (it pays for every request it
-   * forwards, so forwarding comes first). 'share': the paper's rule, the master is a board like
-   * the others. 'forward': the master runs only what no other running board can serve.
+   * eligible board is full (it pays for every request it forwards, so forwarding comes first; its
+   * own starts are paced). 'share': the paper's rule, the master is a board like the others.
+   * 'forward': the master runs only what no other running board can serve.
    */
   readonly masterWork: 'spill' | 'share' | 'forward';
   readonly vip: VipConfig | undefined;

@@ -13,7 +13,6 @@ import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, KEY_RE, requestHash } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import { cpuCapacityCores } from '../cpu-capacity.ts';
 import type { Logger } from '../log.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import { isEndToEnd, sendError } from './http-io.ts';
@@ -58,26 +57,10 @@ export interface IntakeDeps {
   idempotency: IdempotencyStore;
 }
 
-/** How often the master measures its own CPU use (for masterWork 'spill'). */
-const BUSY_INTERVAL_MS = 250;
 /** Synchronous time the master spends starting its own jobs per event-loop turn (masterWork spill/share, more than one board). */
 const LOCAL_TURN_MS = 1;
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
-
-/** Samples this process's CPU use every `everyMs` as a share of its capacity. */
-function busyMeter(everyMs: number, report: (busy: number) => void): (nowMs: number) => void {
-  const capacity = cpuCapacityCores();
-  let cpu = process.cpuUsage();
-  let at = -Infinity;
-  return (nowMs) => {
-    if (nowMs - at < everyMs) return;
-    const used = process.cpuUsage(cpu);
-    if (Number.isFinite(at)) report((used.user + used.system) / 1000 / (nowMs - at) / capacity);
-    cpu = process.cpuUsage();
-    at = nowMs;
-  };
-}
 
 export class Intake {
   private classifier: Classifier;
@@ -121,13 +104,8 @@ export class Intake {
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
     registerQosMetrics(d.metrics, () => this.core.qosState(), names);
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
-    // masterWork 'spill': the master's own CPU use against what it may use (a board's core, or its
-    // cgroup quota) tells the core how much room it has for work of its own.
-    const measureBusy = cfg.cluster.masterWork === 'spill' ? busyMeter(BUSY_INTERVAL_MS, (busy) => this.core.masterBusy(busy)) : undefined;
     this.timer = setInterval(() => {
-      const now = this.d.clock.now();
-      measureBusy?.(now);
-      this.run(this.core.tick(now));
+      this.run(this.core.tick(this.d.clock.now()));
     }, tickMs).unref();
     if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
   }

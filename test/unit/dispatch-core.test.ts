@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DispatchCore, type Effect, type JobInfo, SPILL_BELOW } from '../../master/dispatch-core.ts';
+import { DispatchCore, type Effect, type JobInfo } from '../../master/dispatch-core.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { StateTable } from '../../shared/state-table.ts';
 
@@ -172,16 +172,6 @@ test('masterWork forward: the master runs nothing another running board could se
   table.setRunstate(2, -1);
   assert.deepEqual(dispatches(core.submit('alone', info(), 1).effects), ['r4@0'], 'no other board running: the master serves (up to its capacity of 2)');
   assert.equal(core.queued(), 1);
-});
-
-test('masterWork spill: a busy master (event loop past SPILL_BELOW) keeps the overflow queued', () => {
-  const { core } = setup({}, 3, 'spill');
-  core.masterBusy(SPILL_BELOW);
-  const placed = [0, 1, 2, 3, 4].flatMap((i) => dispatches(core.submit(`r${i}`, info(), 0).effects));
-  assert.deepEqual(placed, ['r0@1', 'r1@2', 'r2@1', 'r3@2']);
-  assert.equal(core.queued(), 1);
-  core.masterBusy(0.1);
-  assert.deepEqual(dispatches(core.pump(1)), ['r4@0'], 'room again: the master takes it');
 });
 
 test('OVERLOADED: content adaptation at its lowest level sheds pages, never device control', () => {
