@@ -353,8 +353,8 @@ The I/O CGI is bound by slots, not CPU, on one board: C = ${C} in flight of 20 m
 ${Math.round(C / 0.02)} req/s, whatever the quota. With \`masterWork: forward\` the master runs no
 CGI while another board can, so n ews boards have n − 1 boards of slots: at most
 ${Math.round(C / 0.02)} × (n − 1) req/s, 2 boards ≈ 1×, 3 boards ≈ 2× one board. HAProxy's plain servers all
-serve. \`spill\` (the default, measured here) adds the master's slots while its CPU has room;
-at 3 boards it has little, since forwarding takes most of it (dispatch-path.md).
+serve. \`spill\` (the default, measured here) adds the master's slots: it takes the overflow
+when the other boards are full, until forwarding and its own work fill its quota (dispatch-path.md).
 
 Unconstrained (2 cores shared with wrk), echo?ms=0, same run: plain Node ${free.plain!.rps} req/s, one ews board
 ${free.ews1!.rps} (${freeRatios.ews1VsPlainNode}×); HAProxy + 3 plain servers ${free.haproxy3!.rps}, 3-board ews master
