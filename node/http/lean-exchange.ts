@@ -4,8 +4,9 @@
 // from the router to the boards does not know which intake a request came through.
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { headerPairs } from '../../shared/header-lines.ts';
 import { EMPTY, HeldAnswer } from './answer.ts';
-import type { Answer } from './http-io.ts';
+import type { Answer, HeaderValue } from './http-io.ts';
 
 /** What the request path reads of a client's request. */
 export interface ClientRequest {
@@ -72,6 +73,8 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
   private listeners: Array<{ event: 'close' | 'finish'; fn: () => void; once: boolean }> | undefined;
   /** Header lines every answer on this exchange carries (the router's security headers), as written. */
   private preset: Buffer = EMPTY;
+  /** The lines `endWith` wrote (a board's answer): what `getHeader` reads after the headers set here. */
+  private given: Buffer = EMPTY;
 
   constructor(
     private readonly sink: AnswerSink,
@@ -102,8 +105,20 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
   endWith(status: number, lines: Buffer, body: Buffer): this {
     if (this.writableEnded || this.destroyed || this.headersSent) return this;
     this.statusCode = status;
+    this.given = lines;
     this.write(status, this.ownLines(), lines, body, `content-length: ${body.length}\r\n`);
     return this;
+  }
+
+  /** A header set on this answer, else one of the lines `endWith` wrote (the command log reads the board's x-ews-board). */
+  override getHeader(name: string): HeaderValue | undefined {
+    const own = super.getHeader(name);
+    if (own !== undefined || this.given.length === 0) return own;
+    const key = name.toLowerCase();
+    const pairs = headerPairs(this.given);
+    const values: string[] = [];
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === key) values.push(pairs[i + 1]!);
+    return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
   }
 
   /** The headers set on this answer, as lines. */

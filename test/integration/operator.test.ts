@@ -3,6 +3,7 @@
 // raised and acknowledged, the history, and failing fast once the device's board is killed, each
 // checked on a board other than the one that did it.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { hashPassword } from '../../node/auth/password.ts';
 import { converged, makeCluster, type TestCluster, waitFor } from './harness.ts';
@@ -120,6 +121,29 @@ describe("the operator's view", () => {
     assert.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
     assert.match(await csv.text(), /^time,iso,value\n\d+,\d{4}-\d\d-\d\dT[^,]+,\d+\n/);
     assert.equal((await fetch(`${c.boards[1]!.url}/api/history?device=tally&point=nope`, { headers: c.headers })).status, 404);
+  });
+
+  test("a press on a fresh connection (the master's lean intake) is logged with the board that ran it", async () => {
+    // The first request on a new connection goes the lean way; the board's x-ews-board then reaches the log from the answer's lines.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${c.boards[0]!.url}/cgi-bin/devices/tally/inc`,
+        { method: 'POST', agent: false, headers: { authorization: `Bearer ${auth.token}`, 'content-length': '0' }, timeout: 5000 },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 200);
+    const presses = await waitFor('a fourth press in the log', async () => {
+      const mine = (await get<Entry[]>(0, '/api/log')).filter((e) => e.kind === 'command' && e.subject === 'tally');
+      return mine.length >= 4 ? mine : undefined;
+    });
+    assert.equal(presses.length, 4);
+    for (const e of presses) assert.match(e.text, /^inc → 200 on b3$/);
   });
 
   test("SIGKILL the device's board: a command is refused at once (503), and the board-down alarm is raised", async () => {
