@@ -67,7 +67,6 @@ export type Sealed = Frame | { type: 'batch'; frames: Frame[] };
 
 export type FrameError = 'oversized' | 'auth' | 'malformed';
 
-const joinHeaders = (h: readonly string[]): Buffer => Buffer.from(h.length ? `${h.join('\0')}\0` : '', 'latin1');
 function splitHeaders(b: Buffer): string[] | undefined {
   if (b.length === 0) return [];
   const s = b.toString('latin1');
@@ -90,9 +89,12 @@ export class FrameCodec {
 
   /** A request frame; `sealed` false: without its tag, for a batch (`sealBatch`). */
   request(f: RequestFrame, sealed = true): Buffer {
-    const line = Buffer.from(`${f.method} ${f.url}`, 'latin1');
-    const headers = joinHeaders(f.headers);
-    const buf = this.alloc(TYPE_REQUEST, 19 + 2 + line.length + 2 + headers.length + 4 + f.body.length, sealed);
+    // Method, target and headers are latin1 (one byte a character): written straight into the frame.
+    const lineBytes = f.method.length + 1 + f.url.length;
+    let headerBytes = 0;
+    for (const h of f.headers) headerBytes += h.length + 1;
+    if (lineBytes > 0xffff || headerBytes > 0xffff) throw new RangeError('header block over 64 KiB');
+    const buf = this.alloc(TYPE_REQUEST, 19 + 2 + lineBytes + 2 + headerBytes + 4 + f.body.length, sealed);
     let o = 5;
     o = buf.writeUInt32BE(f.id >>> 0, o);
     o = buf.writeUInt8(f.master, o);
@@ -102,8 +104,15 @@ export class FrameCodec {
     o = buf.writeUInt8(f.cls, o);
     o = buf.writeUInt8(f.tree, o);
     o = buf.writeUInt8(ORIGINS.indexOf(f.origin), o);
-    o = this.chunk16(buf, o, line);
-    o = this.chunk16(buf, o, headers);
+    o = buf.writeUInt16BE(lineBytes, o);
+    o += buf.write(f.method, o, 'latin1');
+    buf[o++] = 0x20;
+    o += buf.write(f.url, o, 'latin1');
+    o = buf.writeUInt16BE(headerBytes, o);
+    for (const h of f.headers) {
+      o += buf.write(h, o, 'latin1');
+      buf[o++] = 0;
+    }
     o = buf.writeUInt32BE(f.body.length, o);
     f.body.copy(buf, o);
     return sealed ? this.seal(buf) : buf;
@@ -164,46 +173,46 @@ export class FrameCodec {
     }
   }
 
-  /** The frame at `start` (its length field) whose fields end at `end`. */
+  /** The frame at `start` (its length field) whose fields end at `end`; undefined if they do not fit it. */
   private fields(buf: Buffer, start: number, end: number): Frame | undefined {
     const type = buf[start + 4];
     let o = start + 5;
-    const take = (n: number): number => {
-      if (o + n > end) throw new RangeError('short');
-      o += n;
-      return o - n;
-    };
-    const u8 = () => buf.readUInt8(take(1));
-    const u16 = () => buf.readUInt16BE(take(2));
-    const u32 = () => buf.readUInt32BE(take(4));
-    const u48 = () => buf.readUIntBE(take(6), 6);
-    const bytes = (n: number) => buf.subarray(take(n), o);
-    if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: u32() } : undefined;
+    if (type === TYPE_CANCEL) return o + 4 === end ? { type: 'cancel', id: buf.readUInt32BE(o) } : undefined;
     if (type === TYPE_REQUEST) {
-      const id = u32(),
-        master = u8(),
-        term = u32(),
-        target = u8(),
-        epoch = u48(),
-        cls = u8(),
-        tree = u8(),
-        origin = ORIGINS[u8()];
-      const line = bytes(u16()).toString('latin1');
-      const headers = splitHeaders(bytes(u16()));
-      const body = bytes(u32());
+      if (o + 21 > end) return undefined;
+      const id = buf.readUInt32BE(o),
+        master = buf[o + 4]!,
+        term = buf.readUInt32BE(o + 5),
+        target = buf[o + 9]!,
+        epoch = buf.readUIntBE(o + 10, 6),
+        cls = buf[o + 16]!,
+        tree = buf[o + 17]!,
+        origin = ORIGINS[buf[o + 18]!];
+      o += 19;
+      const lineEnd = o + 2 + buf.readUInt16BE(o);
+      if (lineEnd + 2 > end) return undefined;
+      const line = buf.toString('latin1', o + 2, lineEnd);
+      const headersEnd = lineEnd + 2 + buf.readUInt16BE(lineEnd);
+      if (headersEnd + 4 > end) return undefined;
+      const headers = splitHeaders(buf.subarray(lineEnd + 2, headersEnd));
+      const bodyEnd = headersEnd + 4 + buf.readUInt32BE(headersEnd);
       const sp = line.indexOf(' ');
-      if (o !== end || !origin || !headers || sp < 1) return undefined;
-      return { type: 'request', id, master, term, target, epoch, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body };
+      if (bodyEnd !== end || !origin || !headers || sp < 1) return undefined;
+      return { type: 'request', id, master, term, target, epoch, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body: buf.subarray(headersEnd + 4, bodyEnd) };
     }
     if (type === TYPE_ANSWER) {
-      const id = u32(),
-        load = u16(),
-        status = u16(),
-        flags = u8();
-      const head = bytes(u16());
-      const body = bytes(u32());
-      if (o !== end || !wholeLines(head) || (status !== 0 && (status < 100 || status > 599)) || flags > FLAG_REFUSED) return undefined;
-      return { type: 'answer', id, load, status, refused: flags === FLAG_REFUSED, head, body };
+      if (o + 11 > end) return undefined;
+      const id = buf.readUInt32BE(o),
+        load = buf.readUInt16BE(o + 4),
+        status = buf.readUInt16BE(o + 6),
+        flags = buf[o + 8]!;
+      o += 9;
+      const headEnd = o + 2 + buf.readUInt16BE(o);
+      if (headEnd + 4 > end) return undefined;
+      const head = buf.subarray(o + 2, headEnd);
+      const bodyEnd = headEnd + 4 + buf.readUInt32BE(headEnd);
+      if (bodyEnd !== end || !wholeLines(head) || (status !== 0 && (status < 100 || status > 599)) || flags > FLAG_REFUSED) return undefined;
+      return { type: 'answer', id, load, status, refused: flags === FLAG_REFUSED, head, body: buf.subarray(headEnd + 4, bodyEnd) };
     }
     return undefined;
   }

@@ -11,7 +11,7 @@ import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import { sendError } from './http-io.ts';
-import { type LeanRoutes, serveLean } from './lean-connection.ts';
+import { LeanDeadlines, type LeanRoutes, serveLean } from './lean-connection.ts';
 
 export interface FrontHandlers {
   request(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -62,6 +62,7 @@ export class FrontServer {
       process.nextTick(() => s.resume());
     };
     const routes = h.lean;
+    const deadlines = new LeanDeadlines(Math.max(50, Math.min(1000, Math.floor(Math.min(l.headersTimeoutMs, l.keepAliveTimeoutMs) / 4))));
     const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body, path) => routes.lean(req, res, body, path), handoff: toHttp };
     const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
@@ -73,7 +74,7 @@ export class FrontServer {
         s.pause();
         s.setTimeout(0);
         if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1));
-        if (lean) return serveLean(s, chunk, l, lean);
+        if (lean) return serveLean(s, chunk, l, lean, deadlines);
         toHttp(s, chunk);
       });
       s.resume();

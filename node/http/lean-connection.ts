@@ -5,6 +5,7 @@
 // this way; at the first request that is anything else (a chunked body, a login, the events
 // stream, a malformed head, another role) the connection is handed, unread, to Node's HTTP
 // server, which keeps it. One request at a time per connection: a pipelined one waits, bounded.
+// Timeouts are deadlines that one sweep checks (LeanDeadlines), not a socket timer per request.
 import type { Socket } from 'node:net';
 import type { LimitsConfig } from '../../shared/config.ts';
 import { parseHead } from '../../shared/http-head.ts';
@@ -23,13 +24,58 @@ export interface LeanRoutes {
 const TIMEOUT_BODY = '{"error":{"code":"BAD_REQUEST","message":"request took too long to arrive"}}';
 const TIMEOUT_ANSWER = Buffer.from(`HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: ${TIMEOUT_BODY.length}\r\nconnection: close\r\n\r\n${TIMEOUT_BODY}`);
 
+/** A lean connection's deadline: `due` (performance.now() ms, 0 = none); `slow` says which. */
+interface Deadline {
+  due: number;
+  /** A request is arriving too slowly (408), else the connection is idle between requests (closed). */
+  slow: boolean;
+  readonly sock: Socket;
+}
+
+/**
+ * The lean connections' deadlines (the keep-alive timeout between requests, the head and body
+ * timeout while one arrives), checked by one sweep every `everyMs`, as Node's HTTP server checks
+ * its own, instead of a socket timer armed and cleared around every request. A deadline fires up
+ * to `everyMs` late. Holds one entry per open lean connection (the listener bounds those).
+ */
+export class LeanDeadlines {
+  private readonly open = new Set<Deadline>();
+  private timer: NodeJS.Timeout | undefined;
+  constructor(private readonly everyMs: number) {}
+
+  add(d: Deadline): void {
+    this.open.add(d);
+    if (!this.timer) this.timer = setInterval(this.sweep, this.everyMs).unref();
+  }
+
+  remove(d: Deadline): void {
+    this.open.delete(d);
+    if (this.open.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private readonly sweep = (): void => {
+    const now = performance.now();
+    for (const d of this.open) {
+      if (d.due === 0 || d.due > now) continue;
+      d.due = 0;
+      // A head or body that did not arrive in time (slowloris): 408 and close, as the full server does.
+      if (d.slow) {
+        if (!d.sock.destroyed) d.sock.end(TIMEOUT_ANSWER);
+      } else d.sock.destroy();
+    }
+  };
+}
+
 /** Serve a client connection (its first bytes already read) until it closes or is handed off. */
-export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: LeanRoutes): void {
+export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: LeanRoutes, deadlines: LeanDeadlines): void {
   let buf: Buffer | undefined = first.length > 0 ? first : undefined;
   let busy: LeanResponse | undefined;
   let closeAfter = false;
   let paused = false;
-  let slow: NodeJS.Timeout | undefined;
+  const deadline: Deadline = { due: 0, slow: false, sock };
   const keepAliveS = Math.max(1, Math.floor(l.keepAliveTimeoutMs / 1000));
   const pendingMax = l.headerBytesMax + l.bodyBytesMax;
 
@@ -68,21 +114,19 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     next();
   };
   const onClose = (): void => {
-    if (slow) clearTimeout(slow);
+    deadlines.remove(deadline);
     busy?.gone();
   };
   const waitSlow = (): void => {
-    // A head or body that does not arrive in time (slowloris): 408 and close, as the full server does.
-    slow ??= setTimeout(() => {
-      if (!sock.destroyed) sock.end(TIMEOUT_ANSWER);
-    }, l.headersTimeoutMs);
+    // The request has begun arriving: it has headersTimeoutMs from here to be whole.
+    if (deadline.slow) return;
+    deadline.slow = true;
+    deadline.due = performance.now() + l.headersTimeoutMs;
   };
   const handoff = (): void => {
     sock.off('data', onData);
     sock.off('close', onClose);
-    sock.off('timeout', onIdle);
-    if (slow) clearTimeout(slow);
-    sock.setTimeout(0);
+    deadlines.remove(deadline);
     sock.pause();
     routes.handoff(sock, buf ?? EMPTY);
   };
@@ -91,7 +135,8 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     if (busy || sock.destroyed) return;
     if (!buf) {
       // Idle between requests: the keep-alive timeout applies.
-      sock.setTimeout(l.keepAliveTimeoutMs);
+      deadline.slow = false;
+      deadline.due = performance.now() + l.keepAliveTimeoutMs;
       return;
     }
     const v = parseHead(buf, l.headerBytesMax, l.bodyBytesMax);
@@ -102,11 +147,8 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     const q = v.url.indexOf('?');
     const path = q < 0 ? v.url : v.url.slice(0, q);
     if (!routes.accepts(v.method, path)) return void handoff();
-    if (slow) {
-      clearTimeout(slow);
-      slow = undefined;
-    }
-    sock.setTimeout(0);
+    deadline.slow = false;
+    deadline.due = 0;
     const body = v.bodyBytes > 0 ? buf.subarray(v.headBytes, total) : EMPTY;
     buf = buf.length > total ? buf.subarray(total) : undefined;
     closeAfter = v.close;
@@ -115,10 +157,9 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     routes.handle({ method: v.method, url: v.url, headers: v.headers, rawHeaders: v.rawHeaders, socket: sock }, res, body, path);
   }
 
-  const onIdle = (): void => void sock.destroy();
+  deadlines.add(deadline);
   sock.on('data', onData);
   sock.on('close', onClose);
-  sock.on('timeout', onIdle);
   next();
   sock.resume();
 }

@@ -70,7 +70,8 @@ const UNSAFE = /[\r\n\0]/;
 
 export class LeanResponse extends HeldAnswer implements ClientAnswer {
   writableEnded = false;
-  private listeners: Array<{ event: 'close' | 'finish'; fn: () => void; once: boolean }> | undefined;
+  /** Listeners as [event, fn, event, fn…]: each event happens at most once per answer, so `on` is `once`. */
+  private listeners: Array<'close' | 'finish' | (() => void)> | undefined;
   /** Header lines every answer on this exchange carries (the router's security headers), as written. */
   private preset: Buffer = EMPTY;
   /** The lines `endWith` wrote (a board's answer): what `getHeader` reads after the headers set here. */
@@ -147,11 +148,13 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
     this.sink.write(out);
     this.writableFinished = true;
     // Like a ServerResponse: 'finish' then 'close', after the caller's turn.
-    process.nextTick(() => {
-      this.emit('finish');
-      this.emit('close');
-      this.sink.answered();
-    });
+    process.nextTick(LeanResponse.settle, this);
+  }
+
+  private static settle(r: LeanResponse): void {
+    r.emit('finish');
+    r.emit('close');
+    r.sink.answered();
   }
 
   /** Give up mid-answer: the connection is dropped (the client sees no half answer). */
@@ -168,20 +171,16 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
   }
 
   on(event: 'close' | 'finish', fn: () => void): this {
-    return this.listen(event, fn, false);
+    if (this.listeners) this.listeners.push(event, fn);
+    else this.listeners = [event, fn];
+    return this;
   }
   once(event: 'close' | 'finish', fn: () => void): this {
-    return this.listen(event, fn, true);
-  }
-  private listen(event: 'close' | 'finish', fn: () => void, once: boolean): this {
-    if (!this.listeners) this.listeners = [];
-    this.listeners.push({ event, fn, once });
-    return this;
+    return this.on(event, fn);
   }
   private emit(event: 'close' | 'finish'): void {
     const ls = this.listeners;
     if (!ls) return;
-    this.listeners = ls.filter((l) => !(l.once && l.event === event));
-    for (const l of ls) if (l.event === event) l.fn();
+    for (let i = 0; i < ls.length; i += 2) if (ls[i] === event) (ls[i + 1] as () => void)();
   }
 }

@@ -40,7 +40,7 @@ describe('lean intake', () => {
   before(async () => {
     c = await makeCluster(2, (cfg) => {
       cfg.benchmarkHandlers = true;
-      cfg.limits = { headersTimeoutMs: 500 };
+      cfg.limits = { headersTimeoutMs: 500, keepAliveTimeoutMs: 1000 };
     });
     await converged(c);
     port = c.boards[0]!.httpPort;
@@ -132,6 +132,25 @@ describe('lean intake', () => {
     });
     s.destroy();
     assert.equal(answers, N);
+  });
+
+  test('a connection idle after its answer is closed by the board after keepAliveTimeoutMs, not before', async () => {
+    const s = net.connect(port, '127.0.0.1');
+    let answeredAt = 0;
+    const closedAfterMs = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the board kept the idle connection open')), 10_000);
+      s.on('data', (d) => {
+        if (d.toString('latin1').startsWith('HTTP/1.1 200')) answeredAt = performance.now();
+      });
+      s.on('close', () => {
+        clearTimeout(timer);
+        resolve(performance.now() - answeredAt);
+      });
+      s.on('error', reject);
+      s.write('GET /cgi-bin/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    });
+    assert.ok(answeredAt > 0, 'answered before the close');
+    assert.ok(closedAfterMs >= 900, `closed ${closedAfterMs.toFixed(0)} ms after the answer`);
   });
 
   test('a body that does not arrive in time: 408, and the board serves on', async () => {

@@ -95,3 +95,34 @@ test('a batch carries its frames under one tag: every frame comes back, any alte
   assert.deepEqual(codec.sealBatch([codec.cancel(7, false)]), codec.cancel(7));
   assert.equal(codec.decode(codec.sealBatch([sealed.subarray(0, sealed.length - TAG_BYTES), codec.cancel(1, false)])), 'malformed');
 });
+
+test('a tagged frame whose field lengths do not add up is malformed, whichever length is off and by how much', () => {
+  const frame = codec.request(req, false);
+  const lineAt = 5 + 19;
+  const headersAt = lineAt + 2 + frame.readUInt16BE(lineAt);
+  const bodyAt = headersAt + 2 + frame.readUInt16BE(headersAt);
+  const answer = codec.answer({ id: 9, load: 1, status: 200, refused: false, head: headerLines(['x-a', '1']), body: Buffer.from('b') }, false);
+  const headAt = 5 + 9;
+  const answerBodyAt = headAt + 2 + answer.readUInt16BE(headAt);
+  const cases: Array<[Buffer, number, 2 | 4]> = [
+    [frame, lineAt, 2],
+    [frame, headersAt, 2],
+    [frame, bodyAt, 4],
+    [answer, headAt, 2],
+    [answer, answerBodyAt, 4],
+  ];
+  for (const [good, at, width] of cases) {
+    for (const delta of [1, -1, 1000]) {
+      const bad = Buffer.from(good);
+      const n = width === 2 ? bad.readUInt16BE(at) : bad.readUInt32BE(at);
+      if (n + delta < 0) continue;
+      if (width === 2) bad.writeUInt16BE(n + delta, at);
+      else bad.writeUInt32BE(n + delta, at);
+      assert.equal(codec.decode(codec.sealBatch([bad])), 'malformed', `length at ${at} off by ${delta}`);
+    }
+    assert.notEqual(codec.decode(codec.sealBatch([good])), 'malformed', 'the unaltered frame decodes');
+  }
+  // Too short to hold its fixed fields at all.
+  assert.equal(codec.decode(codec.sealBatch([frame.subarray(0, 20)])), 'malformed');
+  assert.equal(codec.decode(codec.sealBatch([answer.subarray(0, 12)])), 'malformed');
+});
