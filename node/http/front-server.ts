@@ -29,14 +29,16 @@ export class FrontServer {
   private readonly sockets = new Set<Socket>();
 
   constructor(l: LimitsConfig, h: FrontHandlers, log: Logger, secure?: TlsMaterial) {
-    // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): tie it to the limit.
+    // Timeouts are checked by a sweep (Node's every connectionsCheckingInterval, 30 s by default;
+    // the lean intake's by LeanDeadlines): a few times within the shortest limit.
+    const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(Math.min(l.headersTimeoutMs, l.keepAliveTimeoutMs) / 4)));
     this.http = http.createServer(
       {
         maxHeaderSize: l.headerBytesMax,
         headersTimeout: l.headersTimeoutMs,
         requestTimeout: l.headersTimeoutMs * 2,
         keepAliveTimeout: l.keepAliveTimeoutMs,
-        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))),
+        connectionsCheckingInterval: checkEveryMs,
       },
       (req, res) => {
         h.request(req, res).catch((err: unknown) => {
@@ -62,7 +64,7 @@ export class FrontServer {
       process.nextTick(() => s.resume());
     };
     const routes = h.lean;
-    const deadlines = new LeanDeadlines(Math.max(50, Math.min(1000, Math.floor(Math.min(l.headersTimeoutMs, l.keepAliveTimeoutMs) / 4))));
+    const deadlines = new LeanDeadlines(checkEveryMs);
     const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body, path) => routes.lean(req, res, body, path), handoff: toHttp };
     const onSocket = (s: Socket) => {
       if (!h.accept()) return void s.destroy();
