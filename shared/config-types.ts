@@ -27,6 +27,13 @@ export interface ClusterConfig {
   /** The request thread silent this long, a master steps down on purpose (the cluster plane keeps beating meanwhile). */
   readonly requestThreadDeadMs: number;
   /**
+   * The cluster plane on a thread of its own (true, the default): heartbeats go on while the
+   * request thread is busy or stalled. false: the plane runs on the request thread, without a
+   * second V8 isolate (about 11 MB less RSS, bench/results/memory.md), and a request thread
+   * stalled beyond tmaxMs lets another board take over; give such a board a larger tmaxMs.
+   */
+  readonly planeThread: boolean;
+  /**
    * Where the master's own share of the work goes. 'spill' (the default, measured best in
    * bench/results/dispatch-path.md): the master runs a request itself only when every other
    * eligible board is full (it pays for every request it forwards, so forwarding comes first; its

@@ -47,11 +47,27 @@ export class ConfigError extends Error {
 }
 
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
+/** The least Tmax for a cluster plane on the request thread (cluster.planeThread false). */
+export const PLANE_INLINE_TMAX_MIN_MS = 1000;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const c =
-    r.obj(raw, 'cluster', '', ['name', 'key', 'udpPort', 'broadcast', 'heartbeatMs', 'tmaxMs', 'tthresholdMs', 'staggerMs', 'stateMinGapMs', 'requestThreadDeadMs', 'masterWork', 'vip', 'hosts']) ??
-    {};
+    r.obj(raw, 'cluster', '', [
+      'name',
+      'key',
+      'udpPort',
+      'broadcast',
+      'heartbeatMs',
+      'tmaxMs',
+      'tthresholdMs',
+      'staggerMs',
+      'stateMinGapMs',
+      'requestThreadDeadMs',
+      'planeThread',
+      'masterWork',
+      'vip',
+      'hosts',
+    ]) ?? {};
   const p = 'cluster';
   const name = r.str(c, 'name', p, 'ews');
   let key: Buffer = Buffer.alloc(0);
@@ -73,6 +89,12 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const stateMinGapMs = r.int(c, 'stateMinGapMs', p, Math.max(1, Math.floor(heartbeatMs / 10)), 0, 60_000);
   const requestThreadDeadMs = r.int(c, 'requestThreadDeadMs', p, Math.max(2000, 4 * tmaxMs), 100, 600_000);
   if (requestThreadDeadMs <= tmaxMs) r.bad('cluster.requestThreadDeadMs', `must be more than tmaxMs (${tmaxMs}): a stall shorter than a takeover must not end mastership`);
+  if (c.planeThread !== undefined && typeof c.planeThread !== 'boolean') r.bad('cluster.planeThread', 'must be true or false');
+  const planeThread = c.planeThread !== false;
+  // On the request thread the plane beats only between requests: at 20 % of a core under CPU-bound
+  // load, Tmax 120 ms saw hundreds of takeovers a minute, Tmax 1 s none (bench/results/memory.md).
+  if (!planeThread && tmaxMs < PLANE_INLINE_TMAX_MIN_MS)
+    r.bad('cluster.planeThread', `false needs cluster.tmaxMs ≥ ${PLANE_INLINE_TMAX_MIN_MS} (it is ${tmaxMs}): the request thread's pauses under load would look like a dead master`);
   const masterWork =
     c.masterWork === undefined
       ? 'spill'
@@ -97,7 +119,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (typeof h === 'string' && /^[A-Za-z0-9.-]{1,253}$/.test(h)) hosts.push(h.toLowerCase());
     else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
   });
-  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, masterWork, vip, hosts };
+  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, planeThread, masterWork, vip, hosts };
 }
 
 function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {

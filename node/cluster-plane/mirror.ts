@@ -1,8 +1,10 @@
-// The request thread's side of the cluster plane: it starts the plane's thread, keeps a copy of
-// the state it reports (role, term, master, the table's membership and loads, the boards' boot
-// epochs) and sends what only this thread knows. The dispatch core reads and counts its
-// dispatches in this copy's table; the plane's own table gets the counts for its STATE packets.
-import { Worker } from 'node:worker_threads';
+// The request thread's side of the cluster plane: it starts the plane (on a thread of its own, or
+// on this thread when cluster.planeThread is false), keeps a copy of the state it reports (role,
+// term, master, the table's membership and loads, the boards' boot epochs) and sends what only this
+// thread knows. The dispatch core reads and counts its dispatches in this copy's table; the plane's
+// own table gets the counts for its STATE packets.
+import { EventEmitter } from 'node:events';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Clock } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
@@ -11,18 +13,47 @@ import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
 import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+import { runPlane } from './plane.ts';
 
-/** In the bundle the plane runs from dist/ews-plane.js beside ews.js. */
+/** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
 const BUNDLED = !import.meta.url.endsWith('.ts');
 
+/** Where the plane runs, as the mirror sees it: messages both ways, 'error', and an end. */
+type PlaneHost = EventEmitter & { postMessage(m: ToPlane): void; terminate(): Promise<unknown> };
+
 /** The plane's thread: the bundled file, or in a checkout its TypeScript through tsx's loader (registered in that thread). */
-function planeThread(data: PlaneData): Worker {
+function planeThread(data: PlaneData): PlaneHost {
   const limits = { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 2 };
   if (BUNDLED) return new Worker(new URL('./ews-plane.js', import.meta.url), { workerData: data, execArgv: [], resourceLimits: limits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./worker-entry.ts', import.meta.url).href;
   const boot = `(async () => { const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)}); })()`;
   return new Worker(boot, { eval: true, workerData: data, execArgv: [], resourceLimits: limits });
+}
+
+/**
+ * The plane on this thread (cluster.planeThread false): the same code and the same messages, over
+ * a channel inside the thread (structured clones, delivered on a later turn, as to a thread), and
+ * no second isolate. It beats only when this thread runs.
+ */
+class InlinePlane extends EventEmitter {
+  private readonly channel = new MessageChannel();
+
+  constructor(data: PlaneData) {
+    super();
+    this.channel.port1.on('message', (m: FromPlane) => this.emit('message', m));
+    runPlane(data, this.channel.port2).catch((err: unknown) => this.emit('error', err));
+  }
+
+  postMessage(m: ToPlane): void {
+    this.channel.port1.postMessage(m);
+  }
+
+  terminate(): Promise<void> {
+    this.channel.port1.close();
+    this.channel.port2.close();
+    return Promise.resolve();
+  }
 }
 
 export class ClusterMirror {
@@ -36,7 +67,7 @@ export class ClusterMirror {
   resigned = false;
   private viewBody: StateBody | undefined;
   private epochs: number[];
-  private worker: Worker | undefined;
+  private worker: PlaneHost | undefined;
   private metricsText = '';
   /** A scrape waiting for the plane's counters (concurrent scrapes share it). */
   private metricsAsked: Promise<void> | undefined;
@@ -79,7 +110,7 @@ export class ClusterMirror {
       transportModule: this.transportModule,
       requestThreadDeadMs: c.cluster.requestThreadDeadMs,
     };
-    const worker = planeThread(data);
+    const worker = c.cluster.planeThread ? planeThread(data) : new InlinePlane(data);
     this.worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.once('error', reject);

@@ -1,6 +1,7 @@
 // The cluster protocol runs on a thread of its own: a master whose request thread is stuck in a
 // long synchronous task keeps beating (no takeover), and one stuck past requestThreadDeadMs steps
-// down on purpose, then rejoins as a node.
+// down on purpose, then rejoins as a node. With cluster.planeThread false it runs on the request
+// thread: the cluster still forms and serves, and a stall beyond Tmax is a takeover.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -87,5 +88,36 @@ describe('the cluster plane', () => {
       assert.equal(JSON.parse(l).board, 'b1');
       assert.equal(l.match(/"board":/g)?.length, 1, l);
     }
+  });
+});
+
+describe('the cluster plane on the request thread (cluster.planeThread false)', () => {
+  let c: TestCluster;
+  before(async () => {
+    // The least Tmax the config accepts for it (1 s); heartbeats every 100 ms.
+    c = await makeCluster(3, (cfg) => Object.assign(cfg.cluster as Record<string, unknown>, { planeThread: false, heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200 }));
+    await converged(c);
+  });
+  after(() => c.stop());
+
+  test('the cluster forms and serves; the plane counts its packets and answers a scrape', async () => {
+    const v = await converged(c);
+    assert.equal(v.master, 'b1');
+    const heard = () => metric(c.boards[0]!.url, 'ews_udp_received_total', { type: 'REPORT' });
+    const first = await heard();
+    await waitFor('REPORTs heard by the master', async () => (await heard()) > first, 5000, 50);
+    const r = await fetch(`${c.boards[0]!.url}/cgi-bin/echo?ms=1`);
+    assert.equal(r.status, 200);
+  });
+
+  test('the trade: a master whose request thread stalls beyond Tmax stops beating; another board takes over and it rejoins as a node', async () => {
+    const before = await getJson<ClusterJson>(`${c.boards[1]!.url}/api/cluster`);
+    assert.equal(before.master, 'b1');
+    c.procs.get('b1')!.send({ block: 2500 });
+    const v = await converged(c, ['b2', 'b3'], ['b2', 'b3'], (x) => x.term > before.term && x.master !== 'b1');
+    assert.notEqual(v.master, 'b1');
+    // Back, b1 hears the newer term and follows it (a returning old master steps down).
+    const after = await converged(c, ['b1', 'b2', 'b3'], ['b1', 'b2', 'b3'], (x) => x.master === v.master);
+    assert.equal(after.boards.find((b) => b.id === 'b1')?.role, 'node');
   });
 });

@@ -72,6 +72,21 @@ test('every problem is reported as path: problem, all at once', () => {
     );
 });
 
+test('cluster.planeThread: a boolean, true by default; false needs a Tmax of at least 1 s, at the bound', () => {
+  assert.equal(parseConfig(valid()).cluster.planeThread, true);
+  const inline = (extra: Record<string, unknown>) => problems({ ...valid(), cluster: { ...valid().cluster, planeThread: false, ...extra } });
+  assert.deepEqual(inline({ heartbeatMs: 100, tmaxMs: 1000 }), []);
+  assert.equal(parseConfig({ ...valid(), cluster: { ...valid().cluster, planeThread: false, heartbeatMs: 100, tmaxMs: 1000 } }).cluster.planeThread, false);
+  const short = inline({ heartbeatMs: 100, tmaxMs: 999 });
+  assert.ok(
+    short.some((x) => x.startsWith('cluster.planeThread: false needs cluster.tmaxMs ≥ 1000 (it is 999)')),
+    short.join('\n'),
+  );
+  // The default Tmax (120 ms) with the plane on the request thread is refused, not silently kept.
+  assert.ok(inline({}).some((x) => x.startsWith('cluster.planeThread:')));
+  assert.ok(problems({ ...valid(), cluster: { ...valid().cluster, planeThread: 'no' } }).includes('cluster.planeThread: must be true or false'));
+});
+
 test('a limit under its old name is reported with its new name', () => {
   const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
   raw.limits = { maxQueue: 10, maxInFlightPerBoard: 4 };
