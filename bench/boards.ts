@@ -19,6 +19,7 @@ import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
 import { stopAll } from './stop-all.ts';
 import { lineChart } from './svg.ts';
+import { type Wrk, wrk } from './wrk.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');
@@ -38,13 +39,6 @@ interface Target {
   groups: CpuGroup[];
   pids: number[];
   stop(): Promise<void>;
-}
-interface Wrk {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  requests: number;
 }
 
 /** What a started system is: its entry URL, CPU groups and processes, and how to stop it. */
@@ -145,34 +139,6 @@ async function plain(): Promise<Target> {
   const url = `http://127.0.0.1:${port}`;
   await waitFor('plain server', async () => (await fetch(`${url}/cgi-bin/echo?ms=0`)).ok, 10_000, 50);
   return { url, groups: [], pids: [p.pid!], stop: () => stopAll([p]) };
-}
-
-function wrk(url: string, seconds: number, conns: number): Promise<Wrk> {
-  return new Promise((resolveRun, reject) => {
-    const p = spawn('wrk', ['-t', '2', '-c', String(conns), '-d', `${seconds}s`, '--latency', '--timeout', '10s', url], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (c: Buffer) => (out += c));
-    p.on('error', reject);
-    p.on('exit', () => {
-      const ms = (s: string | undefined): number => {
-        const m = /([\d.]+)(us|ms|s)/.exec(s ?? '');
-        if (!m) return NaN;
-        const v = Number(m[1]);
-        return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
-      };
-      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
-      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-      const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
-      resolveRun({
-        rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN) * (requests > 0 ? (requests - non2xx) / requests : 1)),
-        p50Ms: +ms(/\s50%\s+(\S+)/.exec(out)?.[1]).toFixed(2),
-        p99Ms: +ms(/\s99%\s+(\S+)/.exec(out)?.[1]).toFixed(2),
-        errors,
-        requests,
-      });
-    });
-  });
 }
 
 const cpuOf = (pid: number): number => {

@@ -20,12 +20,12 @@ export function cgroupsAvailable(): boolean {
   return existsSync(join(CPU, 'cpu.cfs_quota_us')) && existsSync(join(ACCT, 'cpuacct.usage'));
 }
 
-/** A group limited to `share` of one core (0.2 = 20 %). */
-export function cpuGroup(name: string, share: number): CpuGroup {
+/** A group limited to `share` of one core (0.2 = 20 %), over CFS periods of `periodUs`. */
+export function cpuGroup(name: string, share: number, periodUs = PERIOD_US): CpuGroup {
   const dirs = [join(CPU, 'ews-bench', name), join(ACCT, 'ews-bench', name)] as const;
   for (const d of dirs) mkdirSync(d, { recursive: true });
-  writeFileSync(join(dirs[0], 'cpu.cfs_period_us'), String(PERIOD_US));
-  writeFileSync(join(dirs[0], 'cpu.cfs_quota_us'), String(Math.round(share * PERIOD_US)));
+  writeFileSync(join(dirs[0], 'cpu.cfs_period_us'), String(periodUs));
+  writeFileSync(join(dirs[0], 'cpu.cfs_quota_us'), String(Math.round(share * periodUs)));
   return {
     name,
     share,

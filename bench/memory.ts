@@ -1,0 +1,286 @@
+// npm run bench:memory — what a master holds in memory, idle and under load, on this machine (x64)
+// and on an armv7l board's Node (the official Node 20 armv7l binary under qemu user-mode
+// emulation), side by side in one run. Each platform: a bare `node`, a bare `node` with one worker
+// thread (what the cluster plane's thread costs at least), then the master of a 3-board loopback
+// cluster (board 1 on the platform, boards 2 and 3 x64), with the cluster plane on its own thread
+// and on the request thread (cluster.planeThread false), idle and at its peak under wrk with 64 and
+// then 256 connections on the I/O CGI. All with the board flags. RSS is split into file-backed pages
+// (the `node` binary's code and data and the libraries, clean and shared with the page cache) and
+// anonymous memory (V8 heaps, malloc, stacks).
+//
+// Then what the plane on the request thread costs: takeovers (term changes) while 3 boards at 20 %
+// of a core serve the CPU-bound CGI, the plane on its own thread with the default timings against
+// the plane on the request thread with the least Tmax the config accepts for it.
+//
+// Under qemu the process is the emulator: a 32-bit guest lives below 4 GiB of the emulator's address
+// space (guest_base 0, the rest reserved), so the guest's RSS is the resident pages of the mappings
+// there, read from /proc/PID/smaps. The emulator's own memory (its heap, its translation cache) is
+// above. Needs wrk, qemu-arm-static and hw-test/arm-setup.sh's cache (fetched when missing).
+// Writes bench/results/memory.{md,json}.
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { cgroupsAvailable, cpuGroup } from './cgroup.ts';
+import { writeResults } from './dispatch.ts';
+import { stopAll } from './stop-all.ts';
+import { type Wrk, wrk } from './wrk.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BUNDLE = join(ROOT, 'dist/ews.js');
+const LOAD_S = Number(process.env.BENCH_SECONDS ?? 30);
+const IO_CGI = '/cgi-bin/echo?ms=20';
+const CPU_CGI = '/cgi-bin/burn?ms=2';
+const TAKEOVER_S = Number(process.env.BENCH_TAKEOVER_SECONDS ?? 40);
+const SAMPLE_MS = 500;
+const GIB4 = 2 ** 32;
+
+interface Platform {
+  name: 'x64' | 'armv7l';
+  /** The command that runs this platform's `node`. */
+  node: string[];
+  /** RSS is the guest's part of a qemu process. */
+  guest32: boolean;
+}
+interface Resident {
+  rssMb: number;
+  fileMb: number;
+  anonMb: number;
+}
+
+const mb = (kb: number) => +(kb / 1024).toFixed(1);
+
+/** Resident memory of a process, or of the 32-bit guest of a qemu process. */
+function resident(pid: number, guest32: boolean): Resident {
+  if (!guest32) {
+    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? NaN);
+    return { rssMb: mb(kb('VmRSS')), fileMb: mb(kb('RssFile')), anonMb: mb(kb('RssAnon') + kb('RssShmem')) };
+  }
+  let rss = 0;
+  let anon = 0;
+  let inGuest = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const range = /^([0-9a-f]+)-[0-9a-f]+ /.exec(line);
+    if (range) inGuest = Number.parseInt(range[1]!, 16) < GIB4;
+    else if (inGuest && line.startsWith('Rss:')) rss += Number(line.split(/\s+/)[1]);
+    else if (inGuest && line.startsWith('Anonymous:')) anon += Number(line.split(/\s+/)[1]);
+  }
+  return { rssMb: mb(rss), fileMb: mb(rss - anon), anonMb: mb(anon) };
+}
+
+/** The highest RSS sampled while `work` runs (with the file/anon split of that sample). */
+async function peakDuring<T>(pid: number, guest32: boolean, work: Promise<T>): Promise<{ peak: Resident; result: T }> {
+  let peak = resident(pid, guest32);
+  const timer = setInterval(() => {
+    const r = resident(pid, guest32);
+    if (r.rssMb > peak.rssMb) peak = r;
+  }, SAMPLE_MS);
+  try {
+    const result = await work;
+    return { peak, result };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A bare `node` (optionally with one idle worker thread), 3 s after start. */
+async function bare(p: Platform, withWorker: boolean): Promise<Resident> {
+  const code = withWorker ? "new (require('node:worker_threads').Worker)('setInterval(() => {}, 1e6)', { eval: true }); setInterval(() => {}, 1e6)" : 'setInterval(() => {}, 1e6)';
+  const child = spawn(p.node[0]!, [...p.node.slice(1), ...BOARD_NODE_FLAGS, '-e', code], { stdio: 'ignore' });
+  try {
+    await settle(3000);
+    return resident(child.pid!, p.guest32);
+  } finally {
+    await stopAll([child]);
+  }
+}
+
+interface MasterRow {
+  idle: Resident;
+  load: Array<{ conns: number; peak: Resident; wrk: Wrk }>;
+}
+
+const BENCH_TIMINGS = { heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200 };
+
+interface Cluster {
+  url: string;
+  master: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * A 3-board loopback cluster whose board 1 (the master) runs on `node`; `cluster` adds to the
+ * cluster section, `share` puts each board in a CPU group of its own.
+ */
+async function cluster(node: string[], extra: Record<string, unknown>, share?: { of: number; periodUs: number }): Promise<Cluster> {
+  const ports = await freePorts(6);
+  const cfg = {
+    cluster: { name: 'bench', key: randomBytes(32).toString('hex'), broadcast: 'peers', ...extra },
+    boards: [1, 2, 3].map((i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: ports[2 * i - 2]!, udpPort: ports[2 * i - 1]! })),
+    limits: { inFlightPerBoardMax: 16, connectionsMax: 4096, queueMax: 4096 },
+    auth: { disabled: true },
+    benchmarkHandlers: true,
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'ews-memory-')), 'c.json');
+  writeFileSync(file, JSON.stringify(cfg));
+  const url = (i: number) => `http://127.0.0.1:${cfg.boards[i]!.httpPort}`;
+  const groups = share ? [1, 2, 3].map((i) => cpuGroup(`mem-${i}`, share.of, share.periodUs)) : [];
+  const procs: ChildProcess[] = [];
+  const start = (cmd: string[], id: string) => {
+    const c = spawn(cmd[0]!, [...cmd.slice(1), ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], { stdio: 'ignore', env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+    groups[procs.length]?.add(c.pid!);
+    procs.push(c);
+    return c;
+  };
+  const stop = async () => {
+    await stopAll(procs);
+    for (const g of groups) g.remove();
+  };
+  try {
+    // Board 1 first, so that it is the master even when it boots slower (emulated).
+    const m = start(node, 'b1');
+    await waitFor('board 1 serving', async () => (await fetch(`${url(0)}/api/cluster`)).ok, 120_000, 200);
+    start([process.execPath], 'b2');
+    start([process.execPath], 'b3');
+    await waitFor(
+      'the cluster formed under b1',
+      async () => {
+        const v = (await (await fetch(`${url(0)}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+        return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
+      },
+      120_000,
+      200,
+    );
+    return { url: url(0), master: m, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** The master's RSS idle and at its peak under 64, then 256 connections. */
+async function master(p: Platform, planeThread: boolean): Promise<MasterRow> {
+  const c = await cluster(p.node, { ...BENCH_TIMINGS, planeThread });
+  try {
+    await settle(3000);
+    const idle = resident(c.master.pid!, p.guest32);
+    const load: MasterRow['load'] = [];
+    for (const conns of [64, 256]) {
+      const { peak, result } = await peakDuring(c.master.pid!, p.guest32, wrk(c.url + IO_CGI, LOAD_S, conns));
+      load.push({ conns, peak, wrk: result });
+      process.stdout.write(
+        `${p.name} master (plane ${planeThread ? 'thread' : 'inline'}), ${conns} connections: ${result.rps} req/s, peak RSS ${peak.rssMb} MB (file ${peak.fileMb}, anon ${peak.anonMb})\n`,
+      );
+    }
+    return { idle, load };
+  } finally {
+    await c.stop();
+  }
+}
+
+interface TakeoverRow {
+  plane: 'thread' | 'inline';
+  timings: string;
+  periodMs: number;
+  termChanges: number;
+  masterAfter: string | null;
+  wrk: Wrk;
+}
+
+/** Term changes while 3 boards at 20 % of a core serve the CPU-bound CGI for TAKEOVER_S. */
+async function takeovers(planeThread: boolean, timings: 'default' | 'Tmax 1 s', periodUs: number): Promise<TakeoverRow> {
+  const c = await cluster([process.execPath], { planeThread, ...(timings === 'default' ? {} : BENCH_TIMINGS) }, { of: 0.2, periodUs });
+  const term = async () => (await (await fetch(`${c.url}/api/cluster`)).json()) as { master: string | null; term: number };
+  try {
+    const before = await term();
+    const r = await wrk(c.url + CPU_CGI, TAKEOVER_S, 64);
+    const after = await term();
+    const row: TakeoverRow = { plane: planeThread ? 'thread' : 'inline', timings, periodMs: periodUs / 1000, termChanges: after.term - before.term, masterAfter: after.master, wrk: r };
+    process.stdout.write(`takeovers: plane ${row.plane}, ${timings}, CFS period ${row.periodMs} ms: ${row.termChanges} term changes in ${TAKEOVER_S} s, ${r.rps} req/s, ${r.errors} errors\n`);
+    return row;
+  } finally {
+    await c.stop();
+  }
+}
+
+function armPlatform(): Platform | undefined {
+  if (spawnSync('qemu-arm-static', ['--version']).status !== 0) return undefined;
+  const cache = join(ROOT, '.cache/arm/armhf');
+  if (!existsSync(join(cache, 'node/bin/node'))) spawnSync('bash', [join(ROOT, 'hw-test/arm-setup.sh'), 'armhf'], { stdio: 'inherit' });
+  if (!existsSync(join(cache, 'node/bin/node'))) return undefined;
+  return { name: 'armv7l', node: ['qemu-arm-static', '-L', join(cache, 'sysroot'), join(cache, 'node/bin/node')], guest32: true };
+}
+
+const platforms: Platform[] = [{ name: 'x64', node: [process.execPath], guest32: false }];
+const arm = armPlatform();
+if (arm) platforms.push(arm);
+else process.stdout.write('qemu-arm-static or the armv7l Node is missing: x64 only\n');
+
+const rows: Array<{ platform: string; node: string; bare: Resident; bareWithWorker: Resident; master: MasterRow; masterPlaneInline: MasterRow }> = [];
+for (const p of platforms) {
+  const version = spawnSync(p.node[0]!, [...p.node.slice(1), '-p', 'process.arch + " " + process.version'], { encoding: 'utf8' }).stdout.trim();
+  const row = { platform: p.name, node: version, bare: await bare(p, false), bareWithWorker: await bare(p, true), master: await master(p, true), masterPlaneInline: await master(p, false) };
+  rows.push(row);
+  process.stdout.write(`${p.name}: bare ${row.bare.rssMb} MB, with a worker ${row.bareWithWorker.rssMb}, master idle ${row.master.idle.rssMb} (plane inline ${row.masterPlaneInline.idle.rssMb})\n`);
+}
+
+const takeoverRows: TakeoverRow[] = [];
+if (cgroupsAvailable()) {
+  takeoverRows.push(await takeovers(true, 'default', 100_000));
+  takeoverRows.push(await takeovers(true, 'default', 10_000));
+  takeoverRows.push(await takeovers(false, 'Tmax 1 s', 100_000));
+} else process.stdout.write('no writable cgroup v1 cpu controller: takeovers not measured\n');
+
+const data = {
+  what: `RSS of a bare node, a bare node with one worker thread, and the master of a 3-board loopback cluster (idle, and its peak sampled every ${SAMPLE_MS} ms under wrk ${IO_CGI} for ${LOAD_S} s at 64 then 256 connections), the cluster plane on its own thread and on the request thread; unconstrained CPU; board flags ${BOARD_NODE_FLAGS.join(' ')}; armv7l under qemu user-mode emulation (the guest's mappings only)`,
+  budgetMb: { idle: 45, underLoad: 70 },
+  at: new Date().toISOString(),
+  rows,
+  takeovers: { what: `3 boards each in a cgroup at 20 % of a core, wrk 64 connections on ${CPU_CGI} for ${TAKEOVER_S} s; term changes seen at the master's address`, rows: takeoverRows },
+};
+const cell = (r: Resident) => `${r.rssMb} (${r.fileMb} + ${r.anonMb})`;
+const masterCells = (m: MasterRow) => `${cell(m.idle)} | ${cell(m.load[0]!.peak)} | ${cell(m.load[1]!.peak)}`;
+const md = `# Memory: a master's RSS, x64 and an armv7l board's Node
+
+${data.what}. Run ${data.at}. Budget: ≤ ${data.budgetMb.idle} MB idle, ≤ ${data.budgetMb.underLoad} MB under load.
+
+MB, as RSS (file-backed + anonymous):
+
+| platform | node | bare \`node\` | with one worker thread |
+|---|---|---|---|
+${rows.map((r) => `| ${r.platform} | ${r.node} | ${cell(r.bare)} | ${cell(r.bareWithWorker)} |`).join('\n')}
+
+| platform | cluster plane | master idle | master peak, 64 connections | master peak, 256 connections |
+|---|---|---|---|---|
+${rows.map((r) => `| ${r.platform} | own thread (default) | ${masterCells(r.master)} |\n| ${r.platform} | request thread | ${masterCells(r.masterPlaneInline)} |`).join('\n')}
+
+Throughput during the load (req/s, 64 / 256 connections): ${rows.map((r) => `${r.platform} ${r.master.load.map((l) => l.wrk.rps).join(' / ')} (plane on the request thread ${r.masterPlaneInline.load.map((l) => l.wrk.rps).join(' / ')})`).join('; ')}.
+
+File-backed pages are the parts of the \`node\` binary and its libraries that the process touched:
+clean, shared with the page cache, and dropped by the kernel under memory pressure (read back from
+flash when touched again). Anonymous memory is what the board cannot give back: V8's heaps (the
+request thread's and the cluster plane's), malloc and stacks. Under qemu, V8's page releases go
+through the emulator, so the armv7l figures are what qemu left resident, not a kernel's exact
+accounting on a board.
+
+## What the plane on the request thread costs: takeovers under CPU-bound load
+
+${data.takeovers.what}.
+
+| cluster plane | timings | CFS period | term changes | master after | req/s | errors |
+|---|---|---|---|---|---|---|
+${takeoverRows.map((t) => `| ${t.plane === 'thread' ? 'own thread' : 'request thread'} | ${t.timings} | ${t.periodMs} ms | ${t.termChanges} | ${t.masterAfter} | ${t.wrk.rps} | ${t.wrk.errors} |`).join('\n')}
+
+The config refuses \`planeThread: false\` with a Tmax under 1 s: on the request thread the plane
+beats only between requests, and with the default timings (heartbeat 20 ms, Tmax 120 ms) the same
+load made 244-323 term changes in 40 s (measured while writing this benchmark, before the rule).
+`;
+writeResults('memory', data, md);
+process.stdout.write(md);
