@@ -145,11 +145,24 @@ export class ClusterLink {
       () => {
         this.timer = undefined;
         this.timerAt = Infinity;
-        this.apply(this.core.tick(this.clock.now()));
+        // A node ticks after this turn's I/O: a loop that wakes late (a throttled or busy CPU)
+        // runs its timers before it reads its sockets, and would judge its master silent while
+        // the master's STATE waits unread in the socket (3 boards at 20 % of a core under CPU-bound
+        // load: 150 takeovers in 40 s, bench/results/memory.md). The poll phase reads it first.
+        // A master ticks at once: its silence limit is Tthreshold, far above such a delay, and
+        // after a long stall of its own the REPORTs waiting in its socket are stale; read first,
+        // they would count as fresh support and let it outbid the master elected meanwhile.
+        if (this.core.role === 'master') this.tickNow();
+        else setImmediate(this.tickNow);
       },
       Math.max(0, at - this.clock.now()),
     );
   }
+
+  private readonly tickNow = (): void => {
+    if (!this.socket || this.suspended) return;
+    this.apply(this.core.tick(this.clock.now()));
+  };
 
   private onPacket(buf: Buffer, size: number): void {
     if (this.suspended) return;

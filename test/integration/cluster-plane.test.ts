@@ -110,6 +110,16 @@ describe('the cluster plane on the request thread (cluster.planeThread false)', 
     assert.equal(r.status, 200);
   });
 
+  test("a node stalled beyond Tmax reads the master's STATEs that waited in its socket before it judges the master: no takeover", async () => {
+    // Its plane stalls with it. Woken, its loop runs timers before it reads sockets: the tick
+    // that would find the master silent for 2.5 s comes after the waiting packets are read.
+    const before = await getJson<ClusterJson>(`${c.boards[0]!.url}/api/cluster`);
+    c.procs.get('b2')!.send({ block: 2500 });
+    await waitFor('b2 answering after the stall', async () => (await fetch(`${c.boards[1]!.url}/healthz`, { signal: AbortSignal.timeout(5000) })).ok, 10_000, 50);
+    const after = await converged(c);
+    assert.deepEqual([after.master, after.term], ['b1', before.term], 'same master, same term');
+  });
+
   test('the trade: a master whose request thread stalls beyond Tmax stops beating; another board takes over and it rejoins as a node', async () => {
     const before = await getJson<ClusterJson>(`${c.boards[1]!.url}/api/cluster`);
     assert.equal(before.master, 'b1');
