@@ -29,7 +29,7 @@ export interface ClusterConfig {
   /**
    * The cluster plane on a thread of its own (true, the default): heartbeats go on while the
    * request thread is busy or stalled. false: the plane runs on the request thread, without a
-   * second V8 isolate (about 11 MB less RSS, bench/results/memory.md), and a request thread
+   * second V8 isolate (about 10 MB less RSS, bench/results/memory.md), and a request thread
    * stalled beyond tmaxMs lets another board take over; give such a board a larger tmaxMs.
    */
   readonly planeThread: boolean;

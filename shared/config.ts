@@ -48,7 +48,7 @@ export class ConfigError extends Error {
 
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 /** The least Tmax for a cluster plane on the request thread (cluster.planeThread false). */
-export const PLANE_INLINE_TMAX_MIN_MS = 1000;
+const PLANE_INLINE_TMAX_MIN_MS = 1000;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const c =
