@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { cgroupsAvailable, cpuGroup } from './cgroup.ts';
@@ -88,14 +89,12 @@ async function peakDuring<T>(pid: number, guest32: boolean, work: Promise<T>): P
   }
 }
 
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** A bare `node` (optionally with one idle worker thread), 3 s after start. */
 async function bare(p: Platform, withWorker: boolean): Promise<Resident> {
   const code = withWorker ? "new (require('node:worker_threads').Worker)('setInterval(() => {}, 1e6)', { eval: true }); setInterval(() => {}, 1e6)" : 'setInterval(() => {}, 1e6)';
   const child = spawn(p.node[0]!, [...p.node.slice(1), ...BOARD_NODE_FLAGS, '-e', code], { stdio: 'ignore' });
   try {
-    await settle(3000);
+    await sleep(3000);
     return resident(child.pid!, p.guest32);
   } finally {
     await stopAll([child]);
@@ -171,7 +170,7 @@ async function cluster(node: string[], extra: Record<string, unknown>, share?: {
 async function master(p: Platform, planeThread: boolean): Promise<MasterRow> {
   const c = await cluster(p.node, { ...BENCH_TIMINGS, planeThread });
   try {
-    await settle(3000);
+    await sleep(3000);
     const idle = resident(c.master.pid!, p.guest32);
     const load: MasterRow['load'] = [];
     for (const conns of [64, 256]) {

@@ -7,15 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClusterJson, converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
+/** Stall a board's request thread for `ms`; resolves once it answers HTTP again. */
+async function stall(c: TestCluster, id: string, ms: number): Promise<void> {
+  const b = c.boards.find((x) => x.id === id)!;
+  c.procs.get(id)!.send({ block: ms });
+  await waitFor(`${id} answering after the stall`, async () => (await fetch(`${b.url}/healthz`, { signal: AbortSignal.timeout(ms + 2000) })).ok, ms + 10_000, 50);
+}
+
 describe('the cluster plane', () => {
   let c: TestCluster;
   const view = (i: number) => getJson<ClusterJson>(`${c.boards[i]!.url}/api/cluster`);
-  /** Stall a board's request thread for `ms`; resolves once it answers HTTP again. */
-  const block = async (id: string, ms: number) => {
-    const b = c.boards.find((x) => x.id === id)!;
-    c.procs.get(id)!.send({ block: ms });
-    await waitFor(`${id} answering after the stall`, async () => (await fetch(`${b.url}/healthz`, { signal: AbortSignal.timeout(ms + 2000) })).ok, ms + 10_000, 50);
-  };
+  const block = (id: string, ms: number) => stall(c, id, ms);
   before(async () => {
     // The product's default timings (heartbeat 20 ms, Tmax 120 ms); the request thread may be silent 1500 ms.
     c = await makeCluster(3, (cfg) => {
@@ -114,8 +116,7 @@ describe('the cluster plane on the request thread (cluster.planeThread false)', 
     // Its plane stalls with it. Woken, its loop runs timers before it reads sockets: the tick
     // that would find the master silent for 2.5 s comes after the waiting packets are read.
     const before = await getJson<ClusterJson>(`${c.boards[0]!.url}/api/cluster`);
-    c.procs.get('b2')!.send({ block: 2500 });
-    await waitFor('b2 answering after the stall', async () => (await fetch(`${c.boards[1]!.url}/healthz`, { signal: AbortSignal.timeout(5000) })).ok, 10_000, 50);
+    await stall(c, 'b2', 2500);
     const after = await converged(c);
     assert.deepEqual([after.master, after.term], ['b1', before.term], 'same master, same term');
   });
