@@ -1,5 +1,5 @@
 // The `devices` and `schedules` sections, validated into typed objects.
-import { validate as cronValid } from 'node-cron';
+import { type CronSpec, parseCron } from './cron.ts';
 
 export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';
 export interface ModbusPoint {
@@ -89,6 +89,8 @@ export interface LineDevice extends DeviceBase {
 export type DeviceConfig = ModbusDevice | LineDevice;
 export interface ScheduleConfig {
   readonly cron: string;
+  /** `cron`, parsed. */
+  readonly when: CronSpec;
   readonly device: string;
   readonly action: string;
   readonly value: number | boolean | undefined;
@@ -317,8 +319,12 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
   return devices;
 }
 
+/** The most schedules a config may hold (the master matches each against every second). */
+export const SCHEDULES_MAX = 256;
+
 export function readSchedules(list: readonly unknown[], devices: readonly DeviceConfig[], out: Problems): ScheduleConfig[] {
   const res: ScheduleConfig[] = [];
+  if (list.length > SCHEDULES_MAX) out.bad('schedules', `has ${list.length} entries; at most ${SCHEDULES_MAX}`);
   list.forEach((s, i) => {
     const p = `schedules[${i}]`;
     if (!isObj(s)) {
@@ -327,7 +333,8 @@ export function readSchedules(list: readonly unknown[], devices: readonly Device
     }
     unknownKeys(s, p, ['cron', 'device', 'action', 'value'], out);
     const cron = str(s, 'cron', p, out);
-    if (cron && !cronValid(cron)) out.bad(`${p}.cron`, 'is not a valid cron expression');
+    const when = parseCron(cron);
+    if (cron && typeof when === 'string') out.bad(`${p}.cron`, when);
     const device = str(s, 'device', p, out);
     const dev = devices.find((d) => d.id === device);
     if (device && !dev) out.bad(`${p}.device`, `no device "${device}"`);
@@ -335,7 +342,7 @@ export function readSchedules(list: readonly unknown[], devices: readonly Device
     if (dev && action !== 'read' && !dev.actions.some((a) => a.name === action)) out.bad(`${p}.action`, `device "${device}" has no action "${action}"`);
     const value = s.value;
     if (value !== undefined && typeof value !== 'number' && typeof value !== 'boolean') out.bad(`${p}.value`, 'must be a number or boolean');
-    res.push({ cron, device, action, value: value as number | boolean | undefined });
+    if (typeof when !== 'string') res.push({ cron, when, device, action, value: value as number | boolean | undefined });
   });
   return res;
 }
