@@ -5,7 +5,8 @@
 // second 0) or 6 (second first); `*`, `?` (day and weekday), numbers, ranges (`a-b`, wrapping when
 // a > b, e.g. `fri-mon`), steps (`*/n`, `a-b/n`, `a/n` = from a to the field's end), lists, month
 // and weekday names, 7 = Sunday, `L` (the month's last day), `5L` (its last Friday), `1#2` (its
-// second Monday), and @yearly @annually @monthly @weekly @daily @midnight @hourly.
+// second Monday), and @yearly @annually @monthly @weekly @daily @midnight @hourly. Not node-cron's
+// `W` (nearest weekday) or `L-n`: the config refuses them, naming the field.
 // Day and weekday must both match, as in node-cron (classic cron's "either" rule when both are
 // restricted is not followed). Times are the board's local time: in an hour a DST change repeats,
 // a matching second matches twice; in an hour it skips, not at all.
