@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
+import { cronMatches, localTime } from '../../shared/cron.ts';
+import { SCHEDULES_MAX } from '../../shared/device-config.ts';
 
 const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
 const valid = () => ({
@@ -236,4 +238,19 @@ test('auth.users[].passwordHash: scrypt cost parameters out of bounds are refuse
   assert.match(withHash(`scrypt$16384$8$9$${salt}$${key}`), /scrypt p must be from 1 to 4/);
   assert.match(withHash(`scrypt$131072$16$1$${salt}$${key}`), /needs 256 MB, more than 64 MB/);
   assert.match(withHash('md5$abc'), /is not an scrypt hash/);
+});
+
+test('schedules: cron parsed once at the edge; a bad one names its field; at most SCHEDULES_MAX', () => {
+  const cfg = (schedules: unknown[]) => ({
+    ...valid(),
+    devices: [{ id: 'pump', driver: 'modbus-rtu', attach: [{ board: 'ews1', port: '/dev/x' }], unitId: 1, points: { speed: { holding: 1 } }, actions: {} }],
+    schedules,
+  });
+  const c = parseConfig(cfg([{ cron: '*/5 * * * *', device: 'pump' }]));
+  assert.ok(cronMatches(c.schedules[0]!.when, localTime(new Date(2026, 11, 1, 10, 5).getTime() / 1000)));
+  assert.ok(!cronMatches(c.schedules[0]!.when, localTime(new Date(2026, 11, 1, 10, 6).getTime() / 1000)));
+  assert.deepEqual(problems(cfg([{ cron: '0 0 31 2 mon,tuesday,x', device: 'pump' }])), ['schedules[0].cron: weekday "x": "x" is not a weekday (0-7 or a name)']);
+  const many = (n: number) => Array.from({ length: n }, () => ({ cron: '@daily', device: 'pump' }));
+  assert.equal(parseConfig(cfg(many(SCHEDULES_MAX))).schedules.length, SCHEDULES_MAX);
+  assert.deepEqual(problems(cfg(many(SCHEDULES_MAX + 1))), [`schedules: has ${SCHEDULES_MAX + 1} entries; at most ${SCHEDULES_MAX}`]);
 });

@@ -4,9 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ScheduleTicker } from '../../master/schedule-ticker.ts';
-import { ConfigError, parseConfig } from '../../shared/config.ts';
 import { CRON_CHARS_MAX, type CronSpec, cronMatches, localTime, parseCron } from '../../shared/cron.ts';
-import { SCHEDULES_MAX } from '../../shared/device-config.ts';
 
 const spec = (e: string): CronSpec => {
   const s = parseCron(e);
@@ -137,32 +135,4 @@ test('a clock stepped back starts over from the new time: nothing already run ru
   assert.deepEqual(t.tick(T0 + 2000), { due: [], skippedS: 0, steppedBack: true });
   assert.deepEqual(t.tick(T0 + 3000).due, [{ schedule: 0, atS: T0 / 1000 + 3 }]);
   assert.throws(() => ticker(['* * * * * *'], T0, 0), /invariant/);
-});
-
-test('config: a schedule names its cron problem by key; at most SCHEDULES_MAX schedules', () => {
-  const cfg = (schedules: unknown[]) => ({
-    cluster: { name: 'p', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
-    boards: [{ id: 'b1', address: '10.0.0.11' }],
-    auth: { disabled: true },
-    devices: [{ id: 'pump', driver: 'modbus-rtu', attach: [{ board: 'b1', port: '/dev/x' }], unitId: 1, points: { speed: { holding: 1 } }, actions: {} }],
-    schedules,
-  });
-  const problems = (raw: unknown) => {
-    try {
-      parseConfig(raw);
-      return [];
-    } catch (e) {
-      assert.ok(e instanceof ConfigError);
-      return [...e.problems];
-    }
-  };
-  const c = parseConfig(cfg([{ cron: '*/5 * * * *', device: 'pump' }]));
-  assert.ok(cronMatches(c.schedules[0]!.when, localTime(at(2026, 12, 1, 10, 5))), 'parsed once, at the edge');
-  assert.deepEqual(
-    problems(cfg([{ cron: '0 0 31 2 mon,tuesday,x', device: 'pump' }])).filter((p) => p.startsWith('schedules')),
-    ['schedules[0].cron: weekday "x": "x" is not a weekday (0-7 or a name)'],
-  );
-  const many = (n: number) => Array.from({ length: n }, () => ({ cron: '@daily', device: 'pump' }));
-  assert.equal(parseConfig(cfg(many(SCHEDULES_MAX))).schedules.length, SCHEDULES_MAX);
-  assert.deepEqual(problems(cfg(many(SCHEDULES_MAX + 1))), [`schedules: has ${SCHEDULES_MAX + 1} entries; at most ${SCHEDULES_MAX}`]);
 });
