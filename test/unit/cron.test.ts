@@ -129,6 +129,12 @@ test('a late wake runs what fell due meanwhile once, for its last second; past t
   assert.equal(r.skippedS, 3 * 3600 - 35 - 10);
 });
 
+test('the catch-up window at its bound: the last catchUpS seconds are looked at, the one before is not', () => {
+  const t = ticker(['7 * * * * *', '8 * * * * *'], T0, 3);
+  // Woke at :10 with a 3 s window: :08, :09, :10 are looked at; :07 is skipped with :01-:06.
+  assert.deepEqual(t.tick(T0 + 10_000), { due: [{ schedule: 1, atS: T0 / 1000 + 8 }], skippedS: 7, steppedBack: false });
+});
+
 test('a clock stepped back starts over from the new time: nothing already run runs again', () => {
   const t = ticker(['* * * * * *', '5 * * * * *']);
   assert.equal(t.tick(T0 + 6000).due.length, 2);
