@@ -20,7 +20,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +28,7 @@ import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
+import { type Resident, resident } from './resident.ts';
 import { stopAll } from './stop-all.ts';
 import { type Wrk, wrk } from './wrk.ts';
 
@@ -38,7 +39,6 @@ const IO_CGI = '/cgi-bin/echo?ms=20';
 const CPU_CGI = '/cgi-bin/burn?ms=2';
 const TAKEOVER_S = Number(process.env.BENCH_TAKEOVER_SECONDS ?? 40);
 const SAMPLE_MS = 500;
-const GIB4 = 2 ** 32;
 
 interface Platform {
   name: 'x64' | 'armv7l';
@@ -46,32 +46,6 @@ interface Platform {
   node: string[];
   /** RSS is the guest's part of a qemu process. */
   guest32: boolean;
-}
-interface Resident {
-  rssMb: number;
-  fileMb: number;
-  anonMb: number;
-}
-
-const mb = (kb: number) => +(kb / 1024).toFixed(1);
-
-/** Resident memory of a process, or of the 32-bit guest of a qemu process. */
-function resident(pid: number, guest32: boolean): Resident {
-  if (!guest32) {
-    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? NaN);
-    return { rssMb: mb(kb('VmRSS')), fileMb: mb(kb('RssFile')), anonMb: mb(kb('RssAnon') + kb('RssShmem')) };
-  }
-  let rss = 0;
-  let anon = 0;
-  let inGuest = false;
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const range = /^([0-9a-f]+)-[0-9a-f]+ /.exec(line);
-    if (range) inGuest = Number.parseInt(range[1]!, 16) < GIB4;
-    else if (inGuest && line.startsWith('Rss:')) rss += Number(line.split(/\s+/)[1]);
-    else if (inGuest && line.startsWith('Anonymous:')) anon += Number(line.split(/\s+/)[1]);
-  }
-  return { rssMb: mb(rss), fileMb: mb(rss - anon), anonMb: mb(anon) };
 }
 
 /** The highest RSS sampled while `work` runs (with the file/anon split of that sample). */

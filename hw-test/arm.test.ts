@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { resident } from '../bench/resident.ts';
 import { demoDevices } from '../dev/demo.ts';
 import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { ptyPair, ptyWire } from '../test/devices/pty.ts';
@@ -15,7 +16,6 @@ import { buildLan, health, type Lan, ROOT, request, settled, until, VIP } from '
 const ARCHES = (process.env.ARM_ARCHES ?? 'arm64,armhf').split(',');
 const QEMU: Record<string, string> = { arm64: 'qemu-aarch64-static', armhf: 'qemu-arm-static' };
 const results: Record<string, unknown> = {};
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 for (const arch of ARCHES) {
   describe(`an ${arch} board under emulation`, () => {
@@ -46,7 +46,9 @@ for (const arch of ARCHES) {
       const servingAt = await until('the ARM board serving', async () => ((await health(lan!, 'ews1')) ? Date.now() : undefined), 60_000, 50);
       const bootMs = servingAt - lan.startedAt.get('ews1')!;
       await settled(lan, lan.ids, 30_000);
-      const idleRss = rssMb(lan.pid('ews1')!);
+      // The whole qemu process, and for the 32-bit board the guest's part alone (bench/resident.ts).
+      const guest32 = arch === 'armhf';
+      const idle = { process: resident(lan.pid('ews1')!, false), guest: guest32 ? resident(lan.pid('ews1')!, true) : null };
 
       const read = await until(
         'the valve through the VIP',
@@ -75,11 +77,13 @@ for (const arch of ARCHES) {
         node: version,
         qemu: QEMU[arch],
         bootToServingMs: bootMs,
-        rssIdleMb: +idleRss.toFixed(1),
-        rssAfterRequestsMb: +rssMb(lan.pid('ews1')!).toFixed(1),
+        rssIdleMb: idle.process.rssMb,
+        rssAfterRequestsMb: resident(lan.pid('ews1')!, false).rssMb,
+        guestRssIdleMb: idle.guest?.rssMb ?? null,
+        guestRssAfterRequestsMb: guest32 ? resident(lan.pid('ews1')!, true).rssMb : null,
         deviceReadP50Ms: lat[Math.floor(lat.length / 2)],
         guestHeapMb: heapMb,
-        note: 'RSS is the qemu process (the emulated board plus the emulator and its translation cache); guestHeapMb is what the board itself holds in V8',
+        note: 'rss*: the qemu process (the emulated board plus the emulator and its translation cache); guestRss*: the 32-bit guest alone (its mappings below 4 GiB), null for a 64-bit guest; guestHeapMb: what the board holds in V8',
       };
       process.stdout.write(`# ${arch}: ${JSON.stringify(results[arch])}\n`);
       mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
