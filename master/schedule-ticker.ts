@@ -5,7 +5,9 @@
 // what fell due meanwhile, once: a schedule that matched several of those seconds runs once, for
 // the last of them. Only the last `catchUpS` seconds are looked at: after a longer stall or a
 // forward clock step (a board's clock set by NTP after boot) the older ones are skipped, and the
-// tick says how many. A clock stepped back starts over from the new time: nothing re-runs.
+// tick says how many. A clock stepped back starts over from the new time: nothing re-runs. A
+// schedule whose previous run is still under way is not due again: that run is skipped, not
+// stacked behind it.
 import { type CronSpec, cronMatches, type LocalTime } from '../shared/cron.ts';
 
 export interface Due {
@@ -16,6 +18,8 @@ export interface Due {
 
 export interface TickResult {
   readonly due: readonly Due[];
+  /** Schedules that matched but whose previous run is still under way: skipped. */
+  readonly overlapped: readonly number[];
   /** Seconds passed but not looked at (those over `catchUpS`). */
   readonly skippedS: number;
   /** The clock went back since the last tick: the ticker starts over from now. */
@@ -36,11 +40,12 @@ export class ScheduleTicker {
     this.lastS = Math.floor(nowMs / 1000);
   }
 
-  tick(nowMs: number): TickResult {
+  /** `running(i)`: schedule i's previous run is still under way. */
+  tick(nowMs: number, running: (schedule: number) => boolean): TickResult {
     const nowS = Math.floor(nowMs / 1000);
     if (nowS < this.lastS) {
       this.lastS = nowS;
-      return { due: [], skippedS: 0, steppedBack: true };
+      return { due: [], overlapped: [], skippedS: 0, steppedBack: true };
     }
     const from = Math.max(this.lastS + 1, nowS - this.catchUpS + 1);
     const skippedS = from - (this.lastS + 1);
@@ -51,8 +56,13 @@ export class ScheduleTicker {
     }
     this.lastS = nowS;
     const due: Due[] = [];
-    for (let i = 0; i < latest.length; i++) if (latest[i]! >= 0) due.push({ schedule: i, atS: latest[i]! });
-    return { due, skippedS, steppedBack: false };
+    const overlapped: number[] = [];
+    for (let i = 0; i < latest.length; i++) {
+      if (latest[i]! < 0) continue;
+      if (running(i)) overlapped.push(i);
+      else due.push({ schedule: i, atS: latest[i]! });
+    }
+    return { due, overlapped, skippedS, steppedBack: false };
   }
 
   /** When to tick next: the start of the next second. */

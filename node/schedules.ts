@@ -15,7 +15,7 @@ const CATCH_UP_S = 10;
 export class Schedules {
   private ticker: ScheduleTicker | undefined;
   private timer: NodeJS.Timeout | undefined;
-  /** A schedule's run still under way: its next due tick is skipped, not stacked. */
+  /** A schedule's run still under way (the ticker skips it rather than stack another). */
   private readonly inFlight: boolean[];
   private readonly runs: Counter;
   private readonly skipped: Counter;
@@ -66,20 +66,19 @@ export class Schedules {
     this.timer = setTimeout(this.onTimer, Math.max(1, this.ticker!.nextWakeMs(now) - now)).unref();
   }
 
+  private readonly isRunning = (schedule: number): boolean => this.inFlight[schedule]!;
+
   private readonly onTimer = (): void => {
     const ticker = this.ticker;
     if (!ticker) return;
-    const r = ticker.tick(Date.now());
+    const r = ticker.tick(Date.now(), this.isRunning);
     if (r.skippedS > 0) {
       this.skipped.inc({ reason: 'late' }, r.skippedS);
       this.log.warn({ skippedS: r.skippedS }, 'schedules: the clock moved ahead or the loop stalled; the seconds before the catch-up window were not run');
     }
     if (r.steppedBack) this.log.warn('schedules: the clock went back; going on from the new time');
+    for (const i of r.overlapped) this.skipped.inc({ schedule: i, reason: 'overlap' });
     for (const d of r.due) {
-      if (this.inFlight[d.schedule]) {
-        this.skipped.inc({ schedule: d.schedule, reason: 'overlap' });
-        continue;
-      }
       this.inFlight[d.schedule] = true;
       void this.fire(d.schedule, d.atS).finally(() => {
         this.inFlight[d.schedule] = false;
