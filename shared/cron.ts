@@ -52,28 +52,25 @@ const NICKNAMES: Record<string, string> = {
   '@midnight': '0 0 * * *',
   '@hourly': '0 * * * *',
 };
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const FULL_MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-const FULL_WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+// A name is taken whole or by its first three letters.
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
 interface Field {
   readonly name: string;
   readonly min: number;
   readonly max: number;
+  /** The first is `min`'s name. */
   readonly names?: readonly string[];
-  readonly fullNames?: readonly string[];
-  /** The first name's number (months start at 1). */
-  readonly namesFrom?: number;
 }
 const FIELDS: readonly Field[] = [
   { name: 'second', min: 0, max: 59 },
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: MONTHS, fullNames: FULL_MONTHS, namesFrom: 1 },
+  { name: 'month', min: 1, max: 12, names: MONTHS },
   // 7 is Sunday too: read as 0-7, folded below.
-  { name: 'weekday', min: 0, max: 7, names: WEEKDAYS, fullNames: FULL_WEEKDAYS, namesFrom: 0 },
+  { name: 'weekday', min: 0, max: 7, names: WEEKDAYS },
 ];
 
 /** The spec, or what is wrong with the expression (one line, naming the field). */
@@ -128,12 +125,12 @@ function addItem(set: boolean[], item: string, field: Field): string | undefined
   const any = a === '*' || a === '?';
   if (any && b !== undefined) return 'a range cannot start at "*"';
   const from = any ? field.min : value(a!, field);
-  if (from === undefined) return `"${a}" is not a ${field.name} (${field.min}-${field.max}${field.names ? ' or a name' : ''})`;
+  if (from === undefined) return notA(a!, field);
   let to = from;
   if (any || (b === undefined && stepText !== undefined)) to = field.max;
   else if (b !== undefined) {
     const v = value(b, field);
-    if (v === undefined) return `"${b}" is not a ${field.name} (${field.min}-${field.max}${field.names ? ' or a name' : ''})`;
+    if (v === undefined) return notA(b, field);
     to = v;
   }
   const step = stepText === undefined ? 1 : Number(stepText);
@@ -152,9 +149,11 @@ function value(text: string, field: Field): number | undefined {
   }
   if (!field.names) return undefined;
   const t = text.toLowerCase();
-  const i = field.names.findIndex((short, k) => t === short || t === field.fullNames?.[k]);
-  return i < 0 ? undefined : i + (field.namesFrom ?? 0);
+  const i = field.names.findIndex((name) => t === name || t === name.slice(0, 3));
+  return i < 0 ? undefined : field.min + i;
 }
+
+const notA = (text: string, field: Field): string => `"${text}" is not a ${field.name} (${field.min}-${field.max}${field.names ? ' or a name' : ''})`;
 
 /** The local-time fields of the second that starts at `epochS` (the process's time zone). */
 export function localTime(epochS: number): LocalTime {
