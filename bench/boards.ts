@@ -71,6 +71,7 @@ async function ews(n: number, shares: readonly number[] | undefined): Promise<Ta
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: C, connectionsMax: 4096, queueMax: 4096 },
     auth: { disabled: true },
+    stateDir: false, // memory only, said so: a bench run leaves nothing behind
     benchmarkHandlers: true,
   };
   const file = join(mkdtempSync(join(tmpdir(), 'ews-boards-')), 'c.json');

@@ -56,6 +56,7 @@ async function clusterRoundTrip() {
       boards,
       devices: demoDevices(boards.map((b) => b.id)),
       auth: { disabled: true },
+      stateDir: false, // memory only, said so: a bench run leaves nothing behind
     }),
   );
   const procs = boards.map((b) =>

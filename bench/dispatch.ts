@@ -31,6 +31,7 @@ async function cluster(n: number): Promise<Cluster> {
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: 64, connectionsMax: 4096 },
     auth: { disabled: true },
+    stateDir: false, // memory only, said so: a bench run leaves nothing behind
   };
   const file = join(mkdtempSync(join(tmpdir(), 'ews-bench-')), 'c.json');
   writeFileSync(file, JSON.stringify(cfg));

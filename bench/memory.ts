@@ -99,6 +99,7 @@ async function cluster(node: string[], extra: Record<string, unknown>, share?: {
     boards: [1, 2, 3].map((i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: ports[2 * i - 2]!, udpPort: ports[2 * i - 1]! })),
     limits: { inFlightPerBoardMax: 16, connectionsMax: 4096, queueMax: 4096 },
     auth: { disabled: true },
+    stateDir: false, // memory only, said so: a bench run leaves nothing behind
     benchmarkHandlers: true,
   };
   const file = join(mkdtempSync(join(tmpdir(), 'ews-memory-')), 'c.json');

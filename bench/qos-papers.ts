@@ -39,6 +39,7 @@ async function cluster(extra: Record<string, unknown>, cpuShare = SHARE): Promis
       boards,
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },
+      stateDir: false, // memory only, said so: a bench run leaves nothing behind
       ...extra,
     }),
   );

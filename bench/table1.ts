@@ -57,6 +57,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
       qos: { scheduler },
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },
+      stateDir: false, // memory only, said so: a bench run leaves nothing behind
     }),
   );
   const procs = boards.map((b) =>

@@ -24,17 +24,22 @@ export function deviceTarget(path: string, method: string, devices: readonly Dev
 }
 
 /** What to do with a device command whose Idempotency-Key the master has seen (`check`). */
-export type KeyRoute = { kind: 'boards'; boards: readonly number[] } | { kind: 'replay'; rec: IdemRecord; body: string } | { kind: 'refuse'; code: 'IDEMPOTENCY_CONFLICT' | 'IDEMPOTENCY_UNKNOWN' };
+export type KeyRoute =
+  | { kind: 'boards'; boards: readonly number[] }
+  | { kind: 'replay'; rec: IdemRecord; body: string }
+  | { kind: 'refuse'; code: 'IDEMPOTENCY_CONFLICT' | 'IDEMPOTENCY_UNKNOWN' | 'IDEMPOTENCY_STORE_FULL'; retryAfterS?: number };
 
 /**
  * A retry is answered from its record when the record holds the answer; otherwise it goes to the
  * board that ran (or is running) the first attempt while that board is up, so it joins that run
  * or replays its answer instead of meeting a pending record elsewhere. A key whose board died
- * between the device and the record is never sent anywhere again.
+ * between the device and the record is never sent anywhere again. A new key meeting a store full
+ * of live ones is refused here, before it costs a dispatch.
  */
 export function keyRoute(check: IdemCheck, attach: readonly number[], running: (board: number) => boolean): KeyRoute {
   if (check.kind === 'conflict') return { kind: 'refuse', code: 'IDEMPOTENCY_CONFLICT' };
   if (check.kind === 'unknown') return { kind: 'refuse', code: 'IDEMPOTENCY_UNKNOWN' };
+  if (check.kind === 'full') return { kind: 'refuse', code: 'IDEMPOTENCY_STORE_FULL', retryAfterS: check.retryAfterS };
   if (check.kind === 'done' && check.rec.body !== undefined) return { kind: 'replay', rec: check.rec, body: check.rec.body };
   const holder = check.kind === 'pending' ? check.board : check.kind === 'done' ? check.rec.board : -1;
   if (holder >= 0 && attach.includes(holder) && running(holder)) return { kind: 'boards', boards: [holder] };

@@ -14,6 +14,8 @@ export interface BoardHealth {
   tempC: number | null;
   /** When it was sampled (ms since the epoch, the sampling board's clock). */
   at: number;
+  /** Whether the board keeps its state on disk (a stateDir) or in memory only. */
+  durable: boolean;
 }
 
 const THERMAL = '/sys/class/thermal';
@@ -47,8 +49,9 @@ export function parseHealth(body: Record<string, unknown>): BoardHealth | undefi
     at = num('at', 0, 2 ** 53);
   const tempC = body.tempC === null ? null : num('tempC', -100, 300);
   const version = typeof body.version === 'string' && body.version.length <= 32 ? body.version : undefined;
-  if (cpuPct === undefined || rssBytes === undefined || uptimeS === undefined || at === undefined || tempC === undefined || version === undefined) return undefined;
-  return { cpuPct, rssBytes, uptimeS, version, tempC, at };
+  const durable = typeof body.durable === 'boolean' ? body.durable : undefined;
+  if (cpuPct === undefined || rssBytes === undefined || uptimeS === undefined || at === undefined || tempC === undefined || version === undefined || durable === undefined) return undefined;
+  return { cpuPct, rssBytes, uptimeS, version, tempC, at, durable };
 }
 
 export class HealthBook {
@@ -59,6 +62,7 @@ export class HealthBook {
   constructor(
     boards: number,
     private readonly self: number,
+    private readonly durable: boolean,
     private readonly temperature: () => number | null = readTemperature,
   ) {
     this.latest = Array.from({ length: boards }, () => null);
@@ -78,6 +82,7 @@ export class HealthBook {
       version: VERSION,
       tempC: this.temperature(),
       at: Date.now(),
+      durable: this.durable,
     };
     this.latest[this.self] = h;
     return h;

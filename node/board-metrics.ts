@@ -21,6 +21,9 @@ export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () =>
   ]);
   metrics.counterOf('ews_device_actions_total', 'Actions this board ran on its devices', () => [...devices.actionCounts].map(([k, v]) => [{ device: k.split(' ')[0]!, action: k.split(' ')[1]! }, v]));
   metrics.gauge('ews_idempotency_keys', 'Idempotency-Key records held', () => [[{}, idem.store.size]]);
+  metrics.gauge('ews_idempotency_keys_max', 'Live Idempotency-Key records a board admits new keys up to (limits.idempotencyKeysMax)', () => [[{}, idem.store.countMax]]);
+  metrics.counterOf('ews_idempotency_refused_total', 'New keyed commands refused (503 IDEMPOTENCY_STORE_FULL) because every record held was live', () => [[{}, idem.store.refused]]);
+  metrics.counterOf('ews_idempotency_dropped_total', "Peers' records not kept: even their room (2 × the bound) was full of live ones", () => [[{}, idem.store.dropped]]);
   metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
   metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
     const m = process.memoryUsage();

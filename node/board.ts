@@ -52,6 +52,8 @@ export interface BoardOptions {
   planeTransport?: string;
   /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */
   tls?: TlsMaterial;
+  /** Where this board's state survives restarts (resolved at start: node/state-dir.ts); none: memory only. */
+  stateDir?: string;
 }
 
 export class Board {
@@ -89,7 +91,7 @@ export class Board {
 
     const devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
     const directory = new DeviceDirectory(cfg.devices);
-    const stateDir = cfg.stateDir ?? process.env.STATE_DIRECTORY; // systemd's StateDirectory=ews sets it
+    const stateDir = opts.stateDir;
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
     const idem = new IdempotentExecutor(
       store,
@@ -121,7 +123,24 @@ export class Board {
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => link.epochOf(board), (run, done) => executor.local(run, done)];
     const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
     const relay = new MasterRelay(cfg, self, opts.tls);
-    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, revoked, hub, mqtt, schedules, view, closing });
+    const reactions = new ClusterReactions({
+      cfg,
+      self: self.index,
+      log,
+      link,
+      intake,
+      relay,
+      devices,
+      directory,
+      idem,
+      revoked,
+      hub,
+      mqtt,
+      schedules,
+      view,
+      closing,
+      durable: stateDir !== undefined,
+    });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     link.onEvents = (ev) => reactions.onEvents(ev);
     link.afterApply = () => intake.pump();

@@ -1,4 +1,5 @@
 // `ews` command line. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
+
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,6 +8,7 @@ import { runCalibrate } from './calibrate.ts';
 import { genCert } from './gen-cert.ts';
 import { readPassword } from './password-prompt.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
+import { DEFAULT_STATE_DIR, MEMORY_ONLY_COST } from './state-dir.ts';
 import { status } from './status-cmd.ts';
 import { readTlsMaterial } from './tls-material.ts';
 
@@ -67,10 +69,9 @@ export async function main(argv: string[]): Promise<number> {
       } catch (e) {
         return fail((e as Error).message);
       }
-      if (!cfg.stateDir)
-        process.stdout.write(
-          'note: no stateDir: unless systemd gives one (StateDirectory=), boot epochs, logouts and started device commands are kept in memory only; a board killed right after driving a device may then let a retry run the command again\n',
-        );
+      if (cfg.stateDir === false) process.stdout.write(`note: "stateDir": false: ${MEMORY_ONLY_COST}\n`);
+      else if (cfg.stateDir === undefined)
+        process.stdout.write(`note: no stateDir: a board keeps its state in $STATE_DIRECTORY (systemd's StateDirectory=), else ${DEFAULT_STATE_DIR}, and refuses to start if it can write neither\n`);
       process.stdout.write(`ok: ${cfg.boards.length} boards, ${cfg.classes.length} classes, scheduler ${cfg.qos.scheduler}\n`);
       return 0;
     }

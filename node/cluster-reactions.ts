@@ -50,6 +50,8 @@ export interface ReactionDeps {
   schedules: Schedules;
   view(): ClusterView;
   closing(): boolean;
+  /** This board keeps its state on disk (it says so in HEALTH). */
+  durable: boolean;
 }
 
 export class ClusterReactions {
@@ -71,7 +73,7 @@ export class ClusterReactions {
   readonly operator: OperatorState;
 
   constructor(private readonly d: ReactionDeps) {
-    this.health = new HealthBook(d.cfg.boards.length, d.self);
+    this.health = new HealthBook(d.cfg.boards.length, d.self, d.durable);
     this.operator = new OperatorState({
       cfg: d.cfg,
       self: d.self,
@@ -168,7 +170,7 @@ export class ClusterReactions {
     }
     if (msg.type === 'IDEM') {
       const rec = parseIdem(msg.body, d.cfg.boards.length);
-      if (rec && rec.board === msg.sender) d.idem.store.put(rec, Date.now());
+      if (rec && rec.board === msg.sender) d.idem.store.put(rec, Date.now()); // past even a peer's room: dropped and counted
       return;
     }
     const snap = parseSnapshot(msg.body, d.cfg.devices);

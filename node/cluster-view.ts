@@ -7,7 +7,7 @@ export interface ClusterView {
   cluster: string;
   master: string | null;
   term: number;
-  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node'; health: BoardHealth | null }>;
+  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node'; durable: boolean | null; health: BoardHealth | null }>;
 }
 
 export function clusterView(cfg: Config, core: ClusterMirror, health: HealthBook): ClusterView {
@@ -24,6 +24,7 @@ export function clusterView(cfg: Config, core: ClusterMirror, health: HealthBook
       linknum: t?.linknum[b.index] ?? 0,
       runstate: t?.runstate[b.index] ?? 0,
       role: b.index === m ? 'master' : 'node',
+      durable: health.get(b.index)?.durable ?? null,
       health: health.get(b.index),
     })),
   };

@@ -20,6 +20,11 @@ export interface IdemOutcome extends Captured {
 /** Answers that mean the device was (or may have been) driven: those are final for the key. */
 const recordable = (status: number) => (status >= 200 && status < 300) || status === 502 || status === 504;
 
+/** 503 for a new key when every record held is still live: nothing ran. */
+export function storeFull(countMax: number, retryAfterS: number): EwsError {
+  return new EwsError('IDEMPOTENCY_STORE_FULL', `${countMax} idempotency keys are live (limits.idempotencyKeysMax); this new key was not run`, { retryAfterS });
+}
+
 export class IdempotentExecutor {
   private readonly inflight = new Map<string, Promise<Captured>>();
 
@@ -32,7 +37,8 @@ export class IdempotentExecutor {
   ) {
     // What an earlier run of this board left: outcomes to replay, and starts with no outcome.
     for (const e of log?.entries() ?? []) {
-      this.store.put({ key: e.key, hash: e.hash, state: e.state === 'done' ? 'done' : 'unknown', board: self, status: e.state === 'done' ? e.status : 409, body: e.body, atMs: 0 }, now());
+      // At the time it was logged: the TTL runs across the restart, and no record outlives it.
+      this.store.put({ key: e.key, hash: e.hash, state: e.state === 'done' ? 'done' : 'unknown', board: self, status: e.state === 'done' ? e.status : 409, body: e.body, atMs: 0 }, e.atMs);
     }
   }
 
@@ -46,6 +52,10 @@ export class IdempotentExecutor {
   async run(key: string, hash: string, exec: () => Promise<Captured>): Promise<IdemOutcome> {
     const c = this.store.check(key, hash, this.now());
     if (c.kind === 'conflict') throw new EwsError('IDEMPOTENCY_CONFLICT');
+    if (c.kind === 'full') {
+      this.store.refuse();
+      throw storeFull(this.store.countMax, c.retryAfterS);
+    }
     if (c.kind === 'unknown') throw new EwsError('IDEMPOTENCY_UNKNOWN');
     if (c.kind === 'done') {
       if (c.rec.body === undefined) throw new EwsError('IDEMPOTENCY_PENDING', 'the answer to this key is held by another board');
@@ -58,7 +68,7 @@ export class IdempotentExecutor {
       return { ...r, replayed: true, board: this.self };
     }
     const pending: IdemRecord = { key, hash, state: 'pending', board: this.self, status: 202, body: undefined, atMs: 0 };
-    this.store.put(pending, this.now());
+    this.store.put(pending, this.now(), true);
     this.broadcast(pending);
     const log = this.log;
     // The start reaches the disk before the device is touched (a retry meanwhile waits on the attempt).

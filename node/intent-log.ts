@@ -3,10 +3,11 @@
 // command started in one event-loop turn shares one fsync). A command started with no outcome
 // when the board restarts ran or did not: its key is answered IDEMPOTENCY_UNKNOWN, never run
 // again. Bounded: compacted to the live entries (within the key TTL) when it grows past
-// 4 × idempotencyKeysMax lines.
-import { closeSync, fsync, mkdirSync, openSync, readFileSync, write } from 'node:fs';
+// 4 × idempotencyKeysMax lines. Compaction drops only what the TTL expired, never a live key:
+// the key store refuses new keys instead, so the live entries stay within idempotencyKeysMax.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeDurably } from './boot-epoch.ts';
+import { Journal, journalText } from './journal.ts';
 
 /** The board's log in stateDir, or none without one (commands are then remembered in memory only). */
 export function openIntentLog(stateDir: string | undefined, boardId: string, keysMax: number, ttlMs: number): IntentLog | undefined {
@@ -27,40 +28,25 @@ export interface IntentEntry {
 type Line = { k: string; h: string; s: 's' | 'd' | 'x'; st?: number; r?: string; t: number };
 
 export class IntentLog {
-  private fd: number;
+  private readonly journal: Journal;
   private readonly live = new Map<string, IntentEntry>();
-  private lines = 0;
-  private queue: string[] = [];
-  private waiters: Array<(err: Error | null) => void> = [];
-  private flushing = false;
 
   /** `now`: wall-clock ms (the TTL spans restarts). */
   constructor(
-    private readonly file: string,
+    file: string,
     private readonly keysMax: number,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      /* first boot */
-    }
-    for (const raw of text.split('\n')) {
-      let l: Line;
-      try {
-        l = JSON.parse(raw) as Line;
-      } catch {
-        continue; // a line torn by a power cut
-      }
+    this.journal = new Journal(file);
+    for (const raw of this.journal.read()) {
+      const l = raw as Line;
       if (typeof l?.k !== 'string' || typeof l.h !== 'string' || typeof l.t !== 'number') continue;
       if (l.s === 'x') this.live.delete(l.k);
       else if (l.s === 's') this.live.set(l.k, { key: l.k, hash: l.h, state: 'started', status: 0, body: undefined, atMs: l.t });
       else if (l.s === 'd') this.live.set(l.k, { key: l.k, hash: l.h, state: 'done', status: l.st ?? 200, body: l.r, atMs: l.t });
     }
     this.compact();
-    this.fd = openSync(file, 'a', 0o600);
   }
 
   /** What the log held at boot, within the TTL: started-without-outcome entries are the unknown ones. */
@@ -87,52 +73,25 @@ export class IntentLog {
   }
 
   close(): void {
-    closeSync(this.fd);
+    this.journal.close();
   }
 
   private append(line: Line): Promise<void> {
-    this.queue.push(`${JSON.stringify(line)}\n`);
-    const p = new Promise<void>((resolve, reject) => this.waiters.push((err) => (err ? reject(err) : resolve())));
-    if (!this.flushing) this.flush();
+    const p = this.journal.append(line);
+    if (this.journal.lines > 4 * this.keysMax) this.compact();
     return p;
-  }
-
-  private flush(): void {
-    this.flushing = true;
-    const text = this.queue.join('');
-    const waiters = this.waiters;
-    this.queue = [];
-    this.waiters = [];
-    this.lines += waiters.length;
-    write(this.fd, text, null, 'utf8', (werr) => {
-      const done = (err: Error | null) => {
-        for (const w of waiters) w(err);
-        if (this.lines > 4 * this.keysMax) this.rewrite();
-        if (this.queue.length > 0) this.flush();
-        else this.flushing = false;
-      };
-      if (werr) return done(werr);
-      fsync(this.fd, (ferr) => done(ferr));
-    });
   }
 
   /** Drop what the TTL has expired and keep the rest, by an atomic rewrite. */
   private compact(): void {
-    const now = this.now();
-    for (const [k, e] of this.live) if (now - e.atMs > this.ttlMs) this.live.delete(k);
-    while (this.live.size > this.keysMax) this.live.delete(this.live.keys().next().value!);
-    const text = [...this.live.values()]
-      .map((e) =>
-        JSON.stringify(e.state === 'started' ? { k: e.key, h: e.hash, s: 's', t: e.atMs } : { k: e.key, h: e.hash, s: 'd', st: e.status, ...(e.body !== undefined ? { r: e.body } : {}), t: e.atMs }),
-      )
-      .join('\n');
-    writeDurably(this.file, text ? `${text}\n` : '');
-    this.lines = this.live.size;
-  }
-
-  private rewrite(): void {
-    closeSync(this.fd);
-    this.compact();
-    this.fd = openSync(this.file, 'a', 0o600);
+    this.journal.rewrite(() => {
+      const now = this.now();
+      for (const [k, e] of this.live) if (now - e.atMs > this.ttlMs) this.live.delete(k);
+      return journalText(
+        [...this.live.values()].map((e) =>
+          e.state === 'started' ? { k: e.key, h: e.hash, s: 's', t: e.atMs } : { k: e.key, h: e.hash, s: 'd', st: e.status, ...(e.body !== undefined ? { r: e.body } : {}), t: e.atMs },
+        ),
+      );
+    });
   }
 }

@@ -6,6 +6,7 @@ import { loadConfig } from './config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import { localAddresses, ownsAddress } from './local-address.ts';
 import { startSystemdNotify } from './sd-notify.ts';
+import { MEMORY_ONLY_COST, resolveStateDir } from './state-dir.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import type { Transport } from './transport.ts';
 
@@ -56,13 +57,17 @@ export async function startBoard(values: Record<string, string | boolean | undef
   } catch (e) {
     return fail((e as Error).message);
   }
+  const state = resolveStateDir(cfg.stateDir);
+  if ('problem' in state) return fail(state.problem);
   let board: Board;
   try {
     const index = cfg.boards.findIndex((b) => b.id === boardId);
-    board = await Board.start({ cfg, boardId, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
+    board = await Board.start({ cfg, boardId, stateDir: state.dir, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }
+  if (state.dir === undefined) board.log.warn({ stateDir: false }, MEMORY_ONLY_COST);
+  else board.log.info({ stateDir: state.dir, from: state.from }, 'state kept on disk');
   const stopNotify = startSystemdNotify();
   // SIGHUP: re-read the config; classification rules change live, anything else needs a restart.
   const file = (values.config as string | undefined) ?? process.env.EWS_CONFIG!;

@@ -179,8 +179,12 @@ export interface Config {
   readonly alarms: readonly AlarmConfig[];
   /** `discoveryPrefix`: Home Assistant discovery topics go under it ('' turns discovery off). */
   readonly mqtt: { readonly url: string; readonly prefix: string; readonly discoveryPrefix: string } | undefined;
-  /** Where a board keeps its boot epoch (UDP sequence numbers survive reboots); optional. */
-  readonly stateDir: string | undefined;
+  /**
+   * Where a board keeps what must survive a restart (boot epoch, intents, logouts, history, the
+   * audit log, alarm episodes). undefined: resolved at start ($STATE_DIRECTORY, else /var/lib/ews);
+   * false: memory only, said explicitly.
+   */
+  readonly stateDir: string | false | undefined;
   readonly tls: TlsConfig | undefined;
   /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
   readonly benchmarkHandlers: boolean;

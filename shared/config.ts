@@ -35,7 +35,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   revokedSessionsMax: 10_000,
   serialQueueMax: 32,
   serialBackoffMaxMs: 5000,
-  idempotencyKeysMax: 1000,
+  idempotencyKeysMax: 10_000,
   idempotencyTtlMs: 600_000,
   auditLogMax: 1000,
 };
@@ -240,7 +240,9 @@ export function parseConfig(raw: unknown): Config {
       prefix: r.str(m, 'prefix', 'mqtt', `ews/${cluster.name}`),
       discoveryPrefix: m.discoveryPrefix === '' ? '' : r.str(m, 'discoveryPrefix', 'mqtt', 'homeassistant'),
     };
-  const stateDir = raw.stateDir === undefined ? undefined : r.str(raw, 'stateDir', '');
+  const sd = raw.stateDir;
+  const stateDir =
+    sd === undefined || sd === false || (typeof sd === 'string' && sd.length > 0) ? sd : (r.bad('stateDir', 'must be a directory (a non-empty string), or false for memory only'), undefined);
   const t = r.obj(raw, 'tls', '', ['certFile', 'keyFile', 'caFile'], false);
   const tls = t && { certFile: r.str(t, 'certFile', 'tls'), keyFile: r.str(t, 'keyFile', 'tls'), caFile: t.caFile === undefined ? undefined : r.str(t, 'caFile', 'tls') };
   const benchmarkHandlers = raw.benchmarkHandlers === undefined ? false : raw.benchmarkHandlers === true ? true : (r.bad('benchmarkHandlers', 'must be true or false'), false);

@@ -15,6 +15,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
+  IDEMPOTENCY_STORE_FULL: { status: 503, message: 'every idempotency key held is still live: this new key was not run; retry later' },
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
   NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one' },
   NO_BOARD: { status: 503, message: 'no eligible board can serve this request' },

@@ -2,6 +2,10 @@
 // A record is `pending` on the board executing it, then `done` with the answer to replay.
 // `unknown`: the executing board failed after the command was started and before its outcome
 // was recorded (its intent log says so on restart): the device may have run it; never again.
+// No record leaves before its TTL: a store full of live keys refuses a new key (`full`, 503
+// IDEMPOTENCY_STORE_FULL) rather than forget one a client may still retry. Peers' copies (IDEM
+// packets) get twice the room, since every board admits new keys against the same bound and
+// each store holds every board's; past that a copy is dropped and counted, never a held one.
 import { createHash } from 'node:crypto';
 
 export interface IdemRecord {
@@ -16,7 +20,13 @@ export interface IdemRecord {
   atMs: number;
 }
 
-export type IdemCheck = { kind: 'new' } | { kind: 'conflict' } | { kind: 'pending'; board: number } | { kind: 'unknown'; board: number } | { kind: 'done'; rec: IdemRecord };
+export type IdemCheck =
+  | { kind: 'new' }
+  | { kind: 'full'; retryAfterS: number }
+  | { kind: 'conflict' }
+  | { kind: 'pending'; board: number }
+  | { kind: 'unknown'; board: number }
+  | { kind: 'done'; rec: IdemRecord };
 
 export const KEY_RE = /^[\x21-\x7e]{1,128}$/;
 
@@ -25,9 +35,15 @@ export function requestHash(method: string, path: string, body: Buffer): string 
 }
 
 export class IdempotencyStore {
+  /** In the order of their last update, which is the order they expire in. */
   private readonly recs = new Map<string, IdemRecord>();
+  /** New keys refused because the store was full of live ones. */
+  refused = 0;
+  /** Peers' records not kept because even their room was full. */
+  dropped = 0;
   constructor(
-    private readonly countMax: number,
+    /** Live keys this board admits at most (limits.idempotencyKeysMax). */
+    readonly countMax: number,
     private readonly ttlMs: number,
   ) {}
 
@@ -35,24 +51,38 @@ export class IdempotencyStore {
     return this.recs.size;
   }
 
+  /** What a request with this key may do now. `full`: the key is new and there is no room for it before the oldest record expires. */
   check(key: string, hash: string, nowMs: number): IdemCheck {
     const r = this.get(key, nowMs);
-    if (!r) return { kind: 'new' };
+    if (!r) return this.roomFor(nowMs) ? { kind: 'new' } : { kind: 'full', retryAfterS: this.retryAfterS(nowMs) };
     if (r.hash !== hash) return { kind: 'conflict' };
     if (r.state === 'pending') return { kind: 'pending', board: r.board };
     if (r.state === 'unknown') return { kind: 'unknown', board: r.board };
     return { kind: 'done', rec: r };
   }
 
-  /** Record (or merge from another board) a record; a done record is never replaced by a pending or unknown one, an unknown one never by a pending one. */
-  put(rec: IdemRecord, nowMs: number): void {
+  /**
+   * Record (or merge from another board) a record; a done record is never replaced by a pending or unknown one, an unknown one never by a pending one.
+   * A new key is taken only while there is room: `countMax` for this board's own (`own`), twice that for peers' copies. False: not kept (counted).
+   */
+  put(rec: IdemRecord, nowMs: number, own = false): boolean {
     const old = this.get(rec.key, nowMs);
-    if (old && old.state === 'done' && rec.state !== 'done') return;
-    if (old && old.state === 'unknown' && rec.state === 'pending') return;
-    if (old && old.state === 'done' && rec.state === 'done' && old.body !== undefined && rec.body === undefined) return;
+    if (old && old.state === 'done' && rec.state !== 'done') return true;
+    if (old && old.state === 'unknown' && rec.state === 'pending') return true;
+    if (old && old.state === 'done' && rec.state === 'done' && old.body !== undefined && rec.body === undefined) return true;
+    if (!old && !this.roomFor(nowMs, own ? this.countMax : 2 * this.countMax)) {
+      if (own) this.refused++;
+      else this.dropped++;
+      return false;
+    }
     this.recs.delete(rec.key);
     this.recs.set(rec.key, { ...rec, atMs: nowMs });
-    while (this.recs.size > this.countMax) this.recs.delete(this.recs.keys().next().value!);
+    return true;
+  }
+
+  /** A new key this board refused (the caller answers 503). */
+  refuse(): void {
+    this.refused++;
   }
 
   /** A pending record whose attempt ended without touching the device: forget it, a retry may run. */
@@ -67,6 +97,21 @@ export class IdempotencyStore {
       return undefined;
     }
     return r;
+  }
+
+  /** Expired records go first (they are at the front); then, is there room below `max`? */
+  private roomFor(nowMs: number, max = this.countMax): boolean {
+    for (const [k, r] of this.recs) {
+      if (nowMs - r.atMs <= this.ttlMs) break;
+      this.recs.delete(k);
+    }
+    return this.recs.size < max;
+  }
+
+  /** Seconds until the oldest record expires (at least 1). */
+  private retryAfterS(nowMs: number): number {
+    const first = this.recs.values().next().value;
+    return first ? Math.max(1, Math.ceil((first.atMs + this.ttlMs - nowMs) / 1000)) : 1;
   }
 }
 

@@ -5,7 +5,7 @@ import type { CoreEvent, Role } from '../../shared/election.ts';
 import type { AppMessage, RunState, StateBody } from '../../shared/protocol.ts';
 
 /** The part of the config the plane needs (no regexes, nothing else to clone). */
-export type PlaneConfig = Pick<Config, 'cluster' | 'boards' | 'limits' | 'stateDir'>;
+export type PlaneConfig = Pick<Config, 'cluster' | 'boards' | 'limits'>;
 
 export interface PlaneData {
   cfg: PlaneConfig;

@@ -104,7 +104,7 @@ export class ClusterMirror {
   start(): Promise<void> {
     const c = this.cfg;
     const data: PlaneData = {
-      cfg: { cluster: c.cluster, boards: c.boards, limits: c.limits, stateDir: c.stateDir },
+      cfg: { cluster: c.cluster, boards: c.boards, limits: c.limits },
       boardId: this.self.id,
       bootEpoch: this.bootEpoch,
       transportModule: this.transportModule,

@@ -278,7 +278,10 @@ export class Intake {
     const key = req.headers['idempotency-key'];
     if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
     const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
-    if (r.kind === 'refuse') throw new EwsError(r.code);
+    if (r.kind === 'refuse') {
+      if (r.code === 'IDEMPOTENCY_STORE_FULL') this.d.idempotency.refuse();
+      throw new EwsError(r.code, undefined, { retryAfterS: r.retryAfterS });
+    }
     if (r.kind === 'boards') return r.boards;
     const { rec, body: answer } = r;
     res.writeHead(rec.status, {

@@ -1,5 +1,5 @@
-// Alarms: thresholds on points from the config, plus built-in ones for a device offline and a
-// board down. Every board evaluates them from the same inputs (every board sees every reading
+// Alarms: thresholds on points from the config, plus built-in ones for a device offline, a
+// board down and a board whose state is in memory only. Every board evaluates them from the same inputs (every board sees every reading
 // and the state table), so every board shows the same alarms, before and after a failover. An
 // acknowledgement is a log entry (shared like every entry): it covers the episode that was active
 // when it was made.
@@ -7,7 +7,7 @@ import type { AlarmConfig, AlarmSeverity } from '../../shared/operator-config.ts
 
 export interface AlarmView {
   id: string;
-  kind: 'point' | 'device-offline' | 'board-down';
+  kind: 'point' | 'device-offline' | 'board-down' | 'state-volatile';
   /** The device or board it watches. */
   subject: string;
   severity: AlarmSeverity;
@@ -36,7 +36,8 @@ export const ACK_SLACK_MS = 5000;
 
 export interface AlarmInputs {
   devices: ReadonlyArray<{ id: string; online: boolean; points: Readonly<Record<string, number | boolean>> }>;
-  boards: ReadonlyArray<{ id: string; runstate: number }>;
+  /** `durable`: the board keeps its state on disk; null until its health is heard. */
+  boards: ReadonlyArray<{ id: string; runstate: number; durable?: boolean | null }>;
 }
 
 export class Alarms {
@@ -59,6 +60,20 @@ export class Alarms {
         cfg: undefined,
         pendingSince: null,
         holdMs: BUILTIN_HOLD_MS,
+      });
+    for (const b of boardIds)
+      this.rules.push({
+        view: {
+          id: `state-volatile-${b}`,
+          kind: 'state-volatile',
+          subject: b,
+          severity: 'warning',
+          message: `board ${b} keeps its state in memory only: a restart loses its logouts, history and logbook`,
+          ...base,
+        },
+        cfg: undefined,
+        pendingSince: null,
+        holdMs: 0,
       });
   }
 
@@ -121,6 +136,10 @@ export class Alarms {
     if (r.view.kind === 'board-down') {
       const b = inputs.boards.find((x) => x.id === r.view.subject);
       return b && { on: b.runstate === -1, clear: b.runstate === 1, value: b.runstate };
+    }
+    if (r.view.kind === 'state-volatile') {
+      const b = inputs.boards.find((x) => x.id === r.view.subject);
+      return b && typeof b.durable === 'boolean' ? { on: !b.durable, clear: b.durable, value: b.durable } : undefined;
     }
     const d = inputs.devices.find((x) => x.id === r.view.subject);
     if (!d) return undefined;

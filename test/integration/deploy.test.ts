@@ -176,7 +176,8 @@ describe('deploy', () => {
     const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1'], {
       cwd: dir,
       stdio: 'ignore',
-      env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn' },
+      // As systemd's StateDirectory=ews gives it (the config names no stateDir).
+      env: { PATH: process.env.PATH, NOTIFY_SOCKET: sockPath, WATCHDOG_USEC: '900000', EWS_LOG_LEVEL: 'warn', STATE_DIRECTORY: join(dir, 'state') },
     });
     procs.push(board);
     const u = `http://127.0.0.1:${http}`;
@@ -190,5 +191,6 @@ describe('deploy', () => {
     assert.equal(page.headers.get('x-ews-tree'), '3');
     assert.match(await page.text(), /<title>ews<\/title>/);
     await waitFor('READY and two watchdog pings', async () => heard.includes('READY=1') && heard.split('WATCHDOG=1').length > 2, 10_000);
+    assert.ok(existsSync(join(dir, 'state', 'b1.epoch')), 'durable without a stateDir in the config: $STATE_DIRECTORY holds the state');
   });
 });

@@ -62,9 +62,15 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
-  const config: Record<string, unknown> = { cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 }, boards, auth: { disabled: true } };
-  overrides(config);
   const dir = mkdtempSync(join(tmpdir(), 'ews-it-'));
+  // Durable, as boards are by default, in the test's own directory (never /var/lib/ews).
+  const config: Record<string, unknown> = {
+    cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 },
+    boards,
+    auth: { disabled: true },
+    stateDir: join(dir, 'state'),
+  };
+  overrides(config);
   const file = join(dir, 'cluster.json');
   writeFileSync(file, JSON.stringify(config));
   const procs = new Map<string, ChildProcess>();

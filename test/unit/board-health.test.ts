@@ -26,13 +26,14 @@ test('temperature: the hottest thermal zone in °C; none: null', () => {
 });
 
 test('health: sampled for this board, taken from packets for the others, malformed packets refused', () => {
-  const book = new HealthBook(3, 0, () => 48.5);
+  const book = new HealthBook(3, 0, true, () => 48.5);
   const own = book.sample();
   assert.equal(own.version, VERSION);
   assert.equal(own.tempC, 48.5);
+  assert.equal(own.durable, true);
   assert.ok(own.rssBytes > 0 && own.cpuPct >= 0 && own.uptimeS >= 0);
   assert.deepEqual(book.get(0), own);
-  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1 };
+  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1, durable: false };
   assert.equal(book.apply(1, theirs), true);
   assert.deepEqual(book.get(1), theirs);
   for (const bad of [
@@ -40,6 +41,7 @@ test('health: sampled for this board, taken from packets for the others, malform
     { ...theirs, version: 7 },
     { ...theirs, tempC: 'hot' },
     { ...theirs, rssBytes: undefined },
+    { ...theirs, durable: 'yes' },
   ])
     assert.equal(parseHealth(bad as Record<string, unknown>), undefined);
   assert.equal(book.apply(0, theirs), false, 'nobody speaks for this board');

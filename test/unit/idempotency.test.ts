@@ -17,13 +17,31 @@ test('new, pending, done, conflict', () => {
   assert.equal(s.check('k', 'h1', 5).kind, 'done', 'a late pending never replaces done');
 });
 
-test('bounded by count (oldest first) and by age', () => {
+test('at the bound a new key is refused, never a live one forgotten; an old key still replays; after the TTL there is room again', () => {
   const s = new IdempotencyStore(3, 1000);
-  for (let i = 0; i < 5; i++) s.put(rec(`k${i}`, 'done'), i);
+  for (let i = 0; i < 3; i++) assert.equal(s.put(rec(`k${i}`, 'done'), i, true), true);
   assert.equal(s.size, 3);
-  assert.equal(s.check('k0', 'h1', 5).kind, 'new');
-  assert.equal(s.check('k4', 'h1', 5).kind, 'done');
-  assert.equal(s.check('k4', 'h1', 1005).kind, 'new', 'expired');
+  assert.deepEqual(s.check('k3', 'h1', 10), { kind: 'full', retryAfterS: 1 }, 'the next new key is refused');
+  assert.equal(s.put(rec('k3', 'pending'), 10, true), false, 'and not taken');
+  assert.equal(s.refused, 1);
+  assert.equal(s.check('k0', 'h1', 10).kind, 'done', 'the oldest still replays');
+  assert.equal(s.put(rec('k2', 'done', { status: 201 }), 11, true), true, 'a held key is updated at the bound');
+  // Peers' copies get twice the room, then are dropped and counted; nothing held is forgotten.
+  for (let i = 0; i < 3; i++) assert.equal(s.put(rec(`p${i}`, 'done'), 20), true);
+  assert.equal(s.put(rec('p3', 'done'), 20), false);
+  assert.equal(s.dropped, 1);
+  assert.equal(s.check('k1', 'h1', 20).kind, 'done');
+  // k0 was put at 0: it expires after 1000 ms, and its place is free for a new key.
+  assert.deepEqual(s.check('n', 'h1', 1000), { kind: 'full', retryAfterS: 1 });
+  assert.equal(s.check('n', 'h1', 1005).kind, 'full', 'k1, k2 and the peers are still live: 5 of 6, but a new own key needs a place below 3');
+  assert.equal(s.check('n', 'h1', 1021).kind, 'new', 'every record expired');
+  assert.equal(s.size, 0);
+});
+
+test('the store says how long until the oldest record expires', () => {
+  const s = new IdempotencyStore(1, 60_000);
+  s.put(rec('a', 'done'), 0, true);
+  assert.deepEqual(s.check('b', 'h1', 15_000), { kind: 'full', retryAfterS: 45 });
 });
 
 test('wire form round-trips; large answers travel without their body; bad records are refused', () => {

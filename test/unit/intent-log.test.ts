@@ -51,6 +51,27 @@ test('bounded: entries past the TTL are dropped at boot; the file is compacted p
   assert.equal(openIntentLog(undefined, 'b1', 4, 1000), undefined, 'no stateDir, no log');
 });
 
+test('compaction keeps every live key, however many: only the TTL removes one', async () => {
+  const file = fresh();
+  let now = 1_000_000;
+  const log = new IntentLog(file, 4, 10_000, () => now);
+  // 30 live keys against a bound of 4: the store would have refused them, the log must not forget any it holds.
+  for (let i = 0; i < 30; i++) {
+    await log.started(`k${i}`, 'h');
+    log.finished(`k${i}`, 'h', 200, '{}');
+  }
+  await log.started('last', 'h');
+  log.close();
+  now += 5_000;
+  const again = new IntentLog(file, 4, 10_000, () => now);
+  assert.equal(again.entries().length, 31, 'all live');
+  again.close();
+  now += 6_000;
+  const later = new IntentLog(file, 4, 10_000, () => now);
+  assert.equal(later.entries().length, 0, 'all expired');
+  later.close();
+});
+
 test('killed between the device and the outcome: after the restart the key is IDEMPOTENCY_UNKNOWN on every board, and the command never runs again', async () => {
   const file = fresh();
   const sent: IdemRecord[] = [];

@@ -1,0 +1,107 @@
+// An append-only file of JSON lines in stateDir, the one way a board keeps state on disk that
+// changes often (intents, the audit log, alarm episodes, history). Appends made in one turn of
+// the event loop share one write and one fsync (group commit); a line torn by a power cut, or
+// any line that is not JSON, is skipped on reading. `rewrite` replaces the whole file atomically
+// (write, fsync, rename, fsync the directory): after a power cut the file is the old one or the
+// new one, never a mix. Bounded by its owner, which rewrites it to what it still holds.
+import { closeSync, fsync, openSync, readFileSync, write } from 'node:fs';
+import { writeDurably } from './boot-epoch.ts';
+
+export class Journal {
+  private fd: number;
+  private queue: string[] = [];
+  private waiters: Array<(err: Error | null) => void> = [];
+  private flushing = false;
+  private pendingRewrite: (() => string) | undefined;
+  /** Lines in the file (those read at open, those appended since). */
+  lines = 0;
+  /** Bytes appended since it was opened (what the flash has been given). */
+  bytesWritten = 0;
+
+  constructor(private readonly file: string) {
+    this.fd = openSync(file, 'a', 0o600);
+  }
+
+  /** Every line that parses, in file order. */
+  read(): unknown[] {
+    let text = '';
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch {
+      return [];
+    }
+    const out: unknown[] = [];
+    for (const raw of text.split('\n')) {
+      if (!raw) continue;
+      try {
+        out.push(JSON.parse(raw));
+      } catch {
+        /* a line torn by a power cut */
+      }
+    }
+    this.lines = out.length;
+    return out;
+  }
+
+  /** Resolves once the line is on disk. */
+  append(line: unknown): Promise<void> {
+    return this.appendAll([line]);
+  }
+
+  /** Several lines in the same write; resolves once they are on disk. */
+  appendAll(lines: readonly unknown[]): Promise<void> {
+    for (const l of lines) this.queue.push(`${JSON.stringify(l)}\n`);
+    const p = new Promise<void>((resolve, reject) => this.waiters.push((err) => (err ? reject(err) : resolve())));
+    if (!this.flushing) this.flush();
+    return p;
+  }
+
+  /** Replace the file with `text()` (called when every write under way is done), atomically. */
+  rewrite(text: () => string): void {
+    this.pendingRewrite = text;
+    if (!this.flushing) this.flush();
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  private flush(): void {
+    if (this.pendingRewrite) {
+      const text = this.pendingRewrite();
+      this.pendingRewrite = undefined;
+      closeSync(this.fd);
+      try {
+        writeDurably(this.file, text);
+        this.bytesWritten += Buffer.byteLength(text);
+        this.lines = text === '' ? 0 : text.split('\n').length - 1;
+      } finally {
+        this.fd = openSync(this.file, 'a', 0o600);
+      }
+    }
+    if (this.queue.length === 0) {
+      this.flushing = false;
+      return;
+    }
+    this.flushing = true;
+    const text = this.queue.join('');
+    const waiters = this.waiters;
+    this.queue = [];
+    this.waiters = [];
+    write(this.fd, text, null, 'utf8', (werr) => {
+      const done = (err: Error | null) => {
+        if (!err) {
+          this.lines += text.split('\n').length - 1;
+          this.bytesWritten += Buffer.byteLength(text);
+        }
+        for (const w of waiters) w(err);
+        this.flush();
+      };
+      if (werr) return done(werr);
+      fsync(this.fd, (ferr) => done(ferr));
+    });
+  }
+}
+
+/** Lines as a journal's file text. */
+export const journalText = (lines: readonly unknown[]): string => lines.map((l) => `${JSON.stringify(l)}\n`).join('');
