@@ -8,10 +8,9 @@ import { EwsError } from '../shared/errors.ts';
 import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
 import { AuthGuard } from './auth/guard.ts';
-import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
 import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
-import { nextBootEpoch } from './boot-epoch.ts';
+import { openBoardState } from './board-state.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
 import { ClusterReactions } from './cluster-reactions.ts';
 import { type ClusterView, clusterView } from './cluster-view.ts';
@@ -28,7 +27,6 @@ import { Router } from './http/router.ts';
 import { SessionRoutes } from './http/sessions.ts';
 import { idemBroadcast } from './idem-broadcast.ts';
 import { IdempotentExecutor } from './idempotent-exec.ts';
-import { openIntentLog } from './intent-log.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Loopback } from './loopback.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
@@ -91,21 +89,19 @@ export class Board {
 
     const devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
     const directory = new DeviceDirectory(cfg.devices);
-    const stateDir = opts.stateDir;
+    const state = openBoardState(opts.stateDir, cfg, self, log);
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
     const idem = new IdempotentExecutor(
       store,
       self.index,
-      () => Date.now(),
+      Date.now,
       idemBroadcast(() => this.link, cfg),
-      openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs),
+      state.intents,
     );
     const worker = new Worker(cfg, self, devices, directory, idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
-    const revokedAt = stateDir ? revokedFile(stateDir, self.id) : undefined;
-    const revoked = new RevokedSessions(l.revokedSessionsMax, revokedAt, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'));
-    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, revoked));
+    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
     // Schedules and MQTT commands enter through this board's own port, each call with a short-lived operator session of its own.
     const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
     const [view, closing] = [() => this.view(), () => this.closing];
@@ -115,7 +111,7 @@ export class Board {
     const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
-    const link = new ClusterMirror(cfg, self, nextBootEpoch(stateDir, self.id), clock, log, metrics, opts.planeTransport);
+    const link = new ClusterMirror(cfg, self, state.bootEpoch, clock, log, metrics, opts.planeTransport);
     const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, link, worker, metrics, link.bootEpoch);
@@ -123,30 +119,14 @@ export class Board {
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => link.epochOf(board), (run, done) => executor.local(run, done)];
     const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
     const relay = new MasterRelay(cfg, self, opts.tls);
-    const reactions = new ClusterReactions({
-      cfg,
-      self: self.index,
-      log,
-      link,
-      intake,
-      relay,
-      devices,
-      directory,
-      idem,
-      revoked,
-      hub,
-      mqtt,
-      schedules,
-      view,
-      closing,
-      durable: stateDir !== undefined,
-    });
+    const [sync, tls] = [service('sync'), opts.tls];
+    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     link.onEvents = (ev) => reactions.onEvents(ev);
     link.afterApply = () => intake.pump();
     link.onApp = (msg) => reactions.onApp(msg);
 
-    const sessions = new SessionRoutes(cfg, guard, revoked, (sid, exp) => {
+    const sessions = new SessionRoutes(cfg, guard, state.revoked, (sid, exp) => {
       hub.endSession(sid);
       reactions.sendRevoked([[sid, exp]]);
     });

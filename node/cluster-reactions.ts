@@ -7,8 +7,8 @@ import type { CoreEvent } from '../shared/election.ts';
 import { EwsError } from '../shared/errors.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
 import type { AppMessage } from '../shared/protocol.ts';
-import type { RevokedSessions } from './auth/revoked-sessions.ts';
 import { HealthBook } from './board-health.ts';
+import type { BoardState } from './board-state.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
@@ -22,8 +22,10 @@ import type { IdempotentExecutor } from './idempotent-exec.ts';
 import { broadcastList } from './list-broadcast.ts';
 import type { Logger } from './log.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
+import { fetchSync } from './operator/gap-fill.ts';
 import { OperatorState } from './operator/operator-state.ts';
 import type { Schedules } from './schedules.ts';
+import type { TlsMaterial } from './tls-material.ts';
 
 /** How often a board re-broadcasts its device readings (boards that join later learn them). */
 const DEVICE_REFRESH_MS = 5000;
@@ -44,14 +46,16 @@ export interface ReactionDeps {
   devices: DeviceManager;
   directory: DeviceDirectory;
   idem: IdempotentExecutor;
-  revoked: RevokedSessions;
+  /** What this board keeps in its stateDir (logged-out sessions, the operator's state). */
+  state: BoardState;
   hub: EventsHub;
   mqtt: MqttBridge;
   schedules: Schedules;
   view(): ClusterView;
   closing(): boolean;
-  /** This board keeps its state on disk (it says so in HEALTH). */
-  durable: boolean;
+  /** A short-lived service session's headers, for asking the master for a gap (/api/sync). */
+  sync(): Record<string, string>;
+  tls: TlsMaterial | undefined;
 }
 
 export class ClusterReactions {
@@ -59,6 +63,10 @@ export class ClusterReactions {
   private deviceRefresh: NodeJS.Timeout | undefined;
   private healthTimer: NodeJS.Timeout | undefined;
   private alarmTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** What this board may have missed starts here: at boot its newest data on disk, then when it loses its master. None: nothing missed. */
+  private gapFrom: number | undefined;
+  private masterSince = 0;
   /** This board's devices' online flags as last reported (the log notes each change). */
   private readonly ownOnline = new Map<string, boolean>();
   private hubTimer: NodeJS.Timeout | undefined;
@@ -73,7 +81,7 @@ export class ClusterReactions {
   readonly operator: OperatorState;
 
   constructor(private readonly d: ReactionDeps) {
-    this.health = new HealthBook(d.cfg.boards.length, d.self, d.durable);
+    this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable);
     this.operator = new OperatorState({
       cfg: d.cfg,
       self: d.self,
@@ -87,7 +95,10 @@ export class ClusterReactions {
         d.mqtt.publishState();
       },
       logged: (e) => d.hub.publish('log', e),
+      disk: d.state.disk,
     });
+    const newest = this.operator.newestAt();
+    this.gapFrom = Number.isFinite(newest) ? newest : 0;
   }
 
   /** Start re-broadcasting this board's readings. */
@@ -103,6 +114,10 @@ export class ClusterReactions {
     // Built-in alarms hold for a few seconds before they are raised: time alone can raise them.
     this.alarmTimer = setInterval(() => this.operator.evaluate(), 1000);
     this.alarmTimer.unref();
+    if (this.d.state.disk) {
+      this.flushTimer = setInterval(() => this.operator.flushHistory(), this.d.cfg.history.flushS * 1000);
+      this.flushTimer.unref();
+    }
   }
 
   close(): void {
@@ -110,7 +125,29 @@ export class ClusterReactions {
     if (this.deviceRefresh) clearInterval(this.deviceRefresh);
     if (this.healthTimer) clearInterval(this.healthTimer);
     if (this.alarmTimer) clearInterval(this.alarmTimer);
+    if (this.flushTimer) clearInterval(this.flushTimer);
     for (const t of this.devicePending.values()) clearTimeout(t);
+    this.operator.flushHistory();
+    this.d.state.disk?.close();
+  }
+
+  /** A board that was away (booted, or lost its master) asks the master for what it missed: the log and the history since then. */
+  private fillGap(master: number): void {
+    const { d } = this;
+    const since = this.gapFrom;
+    if (since === undefined || master === d.self || master < 0) return;
+    this.gapFrom = undefined;
+    // Readings that arrive meanwhile are merged with what comes, in time order.
+    void fetchSync(d.cfg.boards[master]!, d.tls, since, d.sync(), d.cfg.limits.requestTimeoutMs).then(
+      (body) => {
+        const got = this.operator.mergeSync(body);
+        d.log.info({ master: d.cfg.boards[master]!.id, since, ...got }, 'filled the gap from the master');
+      },
+      (err: Error) => {
+        this.gapFrom = Math.min(this.gapFrom ?? since, since);
+        d.log.warn({ master: d.cfg.boards[master]!.id, err: err.message }, 'could not fill the gap from the master; will try at the next master');
+      },
+    );
   }
 
   onEvents(events: CoreEvent[]): void {
@@ -123,7 +160,14 @@ export class ClusterReactions {
           this.operator.record('master', { subject: d.cfg.boards[d.self]!.id, text: `${d.cfg.boards[d.self]!.id} became master (term ${e.term})` });
           d.mqtt.republish();
           if (!d.closing()) d.schedules.start();
-        } else if (e.previous === 'master') {
+          this.masterSince = Date.now();
+        } else if (e.role === 'node') {
+          // What it may have missed: while it was master (perhaps alone, in a partition), or while it had no master.
+          const from = (e.previous === 'master' ? this.masterSince : Date.now()) - d.cfg.cluster.tmaxMs - 1000;
+          this.gapFrom = Math.min(this.gapFrom ?? from, from);
+          this.fillGap(e.master);
+        } else this.gapFrom ??= Date.now() - d.cfg.cluster.tmaxMs - 1000;
+        if (e.role !== 'master' && e.previous === 'master') {
           d.schedules.stop();
           // Step down: whatever is still queued here goes to the new master (none yet: 503, retry).
           for (const p of d.intake.drain()) {
@@ -140,7 +184,7 @@ export class ClusterReactions {
         const now = Date.now();
         if (now - (this.revokedSentAt.get(e.board) ?? -Infinity) >= d.cfg.cluster.tmaxMs) {
           this.revokedSentAt.set(e.board, now);
-          this.sendRevoked(d.revoked.list(now));
+          this.sendRevoked(d.state.revoked.list(now));
           // And the recent log, with the alarm acknowledgements in it.
           this.operator.sendRecent();
         }
@@ -157,7 +201,7 @@ export class ClusterReactions {
     const { d } = this;
     if (msg.type === 'REVOKE') {
       const list = Array.isArray(msg.body.list) ? msg.body.list : [];
-      if (d.revoked.add(list, Date.now())) for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string') d.hub.endSession(e[0]);
+      if (d.state.revoked.add(list, Date.now())) for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string') d.hub.endSession(e[0]);
       return;
     }
     if (msg.type === 'HEALTH') {

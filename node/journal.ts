@@ -13,7 +13,7 @@ export class Journal {
   private waiters: Array<(err: Error | null) => void> = [];
   private flushing = false;
   private pendingRewrite: (() => string) | undefined;
-  /** Lines in the file (those read at open, those appended since). */
+  /** Lines in the file and on their way to it (those read at open, those appended since). */
   lines = 0;
   /** Bytes appended since it was opened (what the flash has been given). */
   bytesWritten = 0;
@@ -51,12 +51,17 @@ export class Journal {
   /** Several lines in the same write; resolves once they are on disk. */
   appendAll(lines: readonly unknown[]): Promise<void> {
     for (const l of lines) this.queue.push(`${JSON.stringify(l)}\n`);
+    this.lines += lines.length;
     const p = new Promise<void>((resolve, reject) => this.waiters.push((err) => (err ? reject(err) : resolve())));
     if (!this.flushing) this.flush();
     return p;
   }
 
-  /** Replace the file with `text()` (called when every write under way is done), atomically. */
+  /**
+   * Replace the file with `text()`, atomically, once the write under way is done. `text()` is the
+   * owner's whole state at that moment, so it covers every line still queued: those are not
+   * written again, and their appends resolve with the rewrite.
+   */
   rewrite(text: () => string): void {
     this.pendingRewrite = text;
     if (!this.flushing) this.flush();
@@ -68,16 +73,24 @@ export class Journal {
 
   private flush(): void {
     if (this.pendingRewrite) {
+      // The owner's state, taken now, holds everything queued so far: those lines are in the new file.
       const text = this.pendingRewrite();
+      const covered = this.waiters;
       this.pendingRewrite = undefined;
+      this.queue = [];
+      this.waiters = [];
       closeSync(this.fd);
+      let err: Error | null = null;
       try {
         writeDurably(this.file, text);
         this.bytesWritten += Buffer.byteLength(text);
         this.lines = text === '' ? 0 : text.split('\n').length - 1;
+      } catch (e) {
+        err = e as Error;
       } finally {
         this.fd = openSync(this.file, 'a', 0o600);
       }
+      for (const w of covered) w(err);
     }
     if (this.queue.length === 0) {
       this.flushing = false;
@@ -90,10 +103,7 @@ export class Journal {
     this.waiters = [];
     write(this.fd, text, null, 'utf8', (werr) => {
       const done = (err: Error | null) => {
-        if (!err) {
-          this.lines += text.split('\n').length - 1;
-          this.bytesWritten += Buffer.byteLength(text);
-        }
+        if (!err) this.bytesWritten += Buffer.byteLength(text);
         for (const w of waiters) w(err);
         this.flush();
       };

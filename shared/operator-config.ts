@@ -8,6 +8,8 @@ export interface HistoryConfig {
   readonly retentionS: number;
   /** At most one sample per point per interval. */
   readonly intervalS: number;
+  /** How often a board appends its new samples to its stateDir (flash wears out: batches, not every sample). */
+  readonly flushS: number;
 }
 export type AlarmSeverity = 'info' | 'warning' | 'critical';
 export interface AlarmConfig {
@@ -29,11 +31,12 @@ export const HISTORY_SAMPLES_MAX = 100_000;
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
 export function readHistory(r: Reader, raw: Raw): HistoryConfig {
-  const h = r.obj(raw, 'history', '', ['retentionS', 'intervalS'], false) ?? {};
+  const h = r.obj(raw, 'history', '', ['retentionS', 'intervalS', 'flushS'], false) ?? {};
   const intervalS = r.int(h, 'intervalS', 'history', 5, 1, 3600);
+  const flushS = r.int(h, 'flushS', 'history', 60, 1, 86_400);
   const retentionS = r.int(h, 'retentionS', 'history', 3600, 1, 30 * 86400);
   if (retentionS / intervalS > HISTORY_SAMPLES_MAX) r.bad('history.retentionS', `keeps at most ${HISTORY_SAMPLES_MAX} samples per point: raise intervalS or lower retentionS`);
-  return { retentionS, intervalS };
+  return { retentionS, intervalS, flushS };
 }
 
 export function readAlarms(r: Reader, raw: Raw, devices: readonly DeviceConfig[]): AlarmConfig[] {

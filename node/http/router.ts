@@ -173,6 +173,7 @@ export class Router {
         case '/api/history':
         case '/api/alarms':
         case '/api/log':
+        case '/api/sync':
           // Every board holds them: answered here.
           d.guard.check(req, 'viewer', now);
           operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
@@ -213,7 +214,7 @@ export class Router {
 }
 
 // What a board answers itself (never queued, never lean).
-const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/stats'] as const;
+const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/sync', '/api/stats'] as const;
 const OWN_GET: ReadonlySet<string> = new Set(OWN_GET_PATHS);
 const isOwnGet = (path: string): path is (typeof OWN_GET_PATHS)[number] => OWN_GET.has(path);
 /** The POSTs a board answers itself, for the route's switch and for the lean intake's test. */

@@ -111,6 +111,31 @@ export class Alarms {
     return r.view.acked !== null;
   }
 
+  /**
+   * Episodes as this board last wrote them (its stateDir): an alarm active before a restart stays
+   * active with its start (so its acknowledgement still covers it, and it is not raised again)
+   * until the readings clear it. Unknown ids and malformed entries are skipped.
+   */
+  restore(saved: readonly unknown[]): void {
+    for (const raw of saved) {
+      if (typeof raw !== 'object' || raw === null) continue;
+      const e = raw as Record<string, unknown>;
+      const r = this.rules.find((x) => x.view.id === e.id);
+      const time = (v: unknown) => (v === null ? null : typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+      const since = time(e.since),
+        clearedAt = time(e.clearedAt);
+      const value = e.value === null || typeof e.value === 'boolean' || (typeof e.value === 'number' && Number.isFinite(e.value)) ? e.value : undefined;
+      if (!r || typeof e.active !== 'boolean' || since === undefined || clearedAt === undefined || value === undefined) continue;
+      Object.assign(r.view, { active: e.active, since, clearedAt, value });
+      const a = e.acked as { user?: unknown; at?: unknown } | null | undefined;
+      if (a && typeof a.user === 'string' && a.user.length <= 64 && typeof a.at === 'number' && Number.isFinite(a.at)) {
+        const prev = this.lastAck.get(r.view.id);
+        if (!prev || prev.at < a.at) this.lastAck.set(r.view.id, { user: a.user, at: a.at });
+      }
+      r.view.acked = this.ackFor(r.view);
+    }
+  }
+
   has(id: string): boolean {
     return this.rules.some((r) => r.view.id === id);
   }

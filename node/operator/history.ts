@@ -23,6 +23,19 @@ class Ring {
     if (this.len < this.capacity) this.len++;
     else this.start = (this.start + 1) % this.capacity;
   }
+  /**
+   * Samples from elsewhere (the disk, the master) merged in time order, each time once, the newest
+   * `capacity` kept. Boards sample the same readings, so the same sample has the same time on every
+   * board; two boards' samples of one interval may both stay (neither is wrong).
+   */
+  merge(samples: ReadonlyArray<readonly [number, number]>): void {
+    const all = [...this.since(-Infinity), ...samples].sort((a, b) => a[0] - b[0]);
+    const kept: Array<readonly [number, number]> = [];
+    for (const s of all) if (kept.length === 0 || s[0] > kept[kept.length - 1]![0]) kept.push(s);
+    this.start = 0;
+    this.len = 0;
+    for (const [t, v] of kept.slice(-this.capacity)) this.push(t, v);
+  }
   since(from: number): Array<[number, number]> {
     const out: Array<[number, number]> = [];
     for (let k = 0; k < this.len; k++) {
@@ -53,6 +66,41 @@ export class History {
       if (!ring || at < ring.lastT() + this.intervalMs) continue;
       ring.push(at, typeof value === 'boolean' ? Number(value) : value);
     }
+  }
+
+  /** Every point's samples taken after `afterMs` (what a flush writes, what a rejoining board is sent), points without any left out. */
+  samplesAfter(afterMs: number): Array<[device: string, point: string, samples: Array<[number, number]>]> {
+    const out: Array<[string, string, Array<[number, number]>]> = [];
+    for (const [k, ring] of this.rings) {
+      if (ring.lastT() <= afterMs) continue;
+      const [device, point] = k.split('\u0000') as [string, string];
+      out.push([device, point, ring.since(afterMs + 1e-9)]);
+    }
+    return out;
+  }
+
+  /** Samples from the disk or from the master, checked: an unknown point, a non-finite value or an old sample is skipped. */
+  merge(device: string, point: string, samples: unknown, nowMs: number): void {
+    const ring = this.rings.get(`${device}\u0000${point}`);
+    if (!ring || !Array.isArray(samples)) return;
+    const ok = samples.filter(
+      (s): s is [number, number] => Array.isArray(s) && s.length === 2 && Number.isFinite(s[0]) && Number.isFinite(s[1]) && s[0] >= nowMs - this.retentionMs && s[0] <= nowMs + 60_000,
+    );
+    if (ok.length > 0) ring.merge(ok);
+  }
+
+  /** The newest sample of any point; -Infinity when none. */
+  newestAt(): number {
+    let t = -Infinity;
+    for (const ring of this.rings.values()) t = Math.max(t, ring.lastT());
+    return t;
+  }
+
+  /** Samples kept at most, over every point (the bound on memory and on disk). */
+  get capacity(): number {
+    let n = 0;
+    for (const ring of this.rings.values()) n += ring.capacity;
+    return n;
   }
 
   /** `[[t, v], …]` oldest first, within the retention and from `sinceMs`; undefined for an unknown point. */

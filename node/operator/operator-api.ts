@@ -1,5 +1,6 @@
 // The operator's read-outs over HTTP, answered by the board asked (every board holds them, so no
-// dispatch is needed): GET /api/history, GET /api/alarms, POST /api/alarms/{id}/ack, GET /api/log.
+// dispatch is needed): GET /api/history, GET /api/alarms, POST /api/alarms/{id}/ack, GET /api/log,
+// and GET /api/sync (the log and every point's history since a time, for a board that was away).
 import { EwsError } from '../../shared/errors.ts';
 import { type Answer, sendJson } from '../http/http-io.ts';
 import type { OperatorState } from './operator-state.ts';
@@ -41,6 +42,10 @@ export function operatorApi(op: OperatorState, method: string, u: URL, accept: s
   }
   if (path === '/api/log' && method === 'GET') {
     sendJson(res, 200, op.log.since(sinceParam(u)));
+    return true;
+  }
+  if (path === '/api/sync' && method === 'GET') {
+    sendJson(res, 200, op.syncSince(sinceParam(u)));
     return true;
   }
   const ack = ACK_PATH.exec(path);

@@ -10,6 +10,7 @@ import { broadcastList } from '../list-broadcast.ts';
 import { Alarms, type AlarmView } from './alarms.ts';
 import { AuditLog, type LogEntry, type LogKind, parseLogEntry } from './audit-log.ts';
 import { History } from './history.ts';
+import type { OperatorDisk } from './operator-disk.ts';
 
 /** Entries a (re)joining board gets from the master. */
 const JOIN_ENTRIES = 200;
@@ -26,6 +27,14 @@ export interface OperatorDeps {
   /** Alarms changed (raised, cleared, acknowledged): the UI and MQTT hear of it. */
   alarmsChanged(list: AlarmView[]): void;
   logged(e: LogEntry): void;
+  /** The station's memory on disk (stateDir); none: memory only. */
+  disk?: OperatorDisk;
+}
+
+/** What a board sends one that fills its gap (GET /api/sync): the log and the history since a time. */
+export interface SyncBody {
+  log: LogEntry[];
+  history: Array<[string, string, Array<[number, number]>]>;
 }
 
 export class OperatorState {
@@ -37,12 +46,69 @@ export class OperatorState {
     const { cfg } = d;
     this.history = new History(cfg.devices, cfg.history);
     this.log = new AuditLog(cfg.limits.auditLogMax, cfg.boards[d.self]!.id, d.bootEpoch);
-    this.log.onEntry = (e) => d.logged(e);
     this.alarms = new Alarms(
       cfg.alarms,
       cfg.devices.map((x) => x.id),
       cfg.boards.map((b) => b.id),
     );
+    const disk = d.disk;
+    if (disk) this.restore(disk, Date.now());
+    this.log.onEntry = (e) => {
+      d.logged(e);
+      disk?.logged(e, () => this.log.since(0));
+    };
+  }
+
+  /** Boot: the log (its acknowledgements re-applied), the alarm episodes, the history, as the disk has them. */
+  private restore(disk: OperatorDisk, nowMs: number): void {
+    const saved = disk.read();
+    for (const raw of saved.entries) {
+      const e = parseLogEntry(raw);
+      if (e && this.log.add(e) && e.kind === 'alarm-ack' && e.subject) this.alarms.ack(e.subject, e.user ?? '?', e.at);
+    }
+    this.alarms.restore(saved.alarms);
+    for (const { device, point, samples } of saved.history.values()) this.history.merge(device, point, samples, nowMs);
+    disk.restored(
+      this.history,
+      () => this.log.since(0),
+      () => this.alarms.list(),
+    );
+  }
+
+  /** Newest time this board holds anything for (a rejoining board asks the master for what came after). */
+  newestAt(): number {
+    const last = this.log.since(0).at(-1)?.at ?? -Infinity;
+    return Math.max(last, this.history.newestAt());
+  }
+
+  /** GET /api/sync: what a board that was away asks for. */
+  syncSince(sinceMs: number): SyncBody {
+    return { log: this.log.since(sinceMs), history: this.history.samplesAfter(sinceMs - 1) };
+  }
+
+  /** The master's answer to /api/sync, checked entry by entry. */
+  mergeSync(body: unknown, nowMs = Date.now()): { entries: number; points: number } {
+    if (typeof body !== 'object' || body === null) return { entries: 0, points: 0 };
+    const b = body as Record<string, unknown>;
+    let entries = 0,
+      points = 0;
+    for (const raw of Array.isArray(b.log) ? b.log : []) {
+      const e = parseLogEntry(raw);
+      if (!e || !this.log.add(e)) continue;
+      entries++;
+      if (e.kind === 'alarm-ack' && e.subject) this.ackApplied(e);
+    }
+    for (const h of Array.isArray(b.history) ? b.history : []) {
+      if (!Array.isArray(h) || typeof h[0] !== 'string' || typeof h[1] !== 'string') continue;
+      this.history.merge(h[0], h[1], h[2], nowMs);
+      points++;
+    }
+    return { entries, points };
+  }
+
+  /** Every history.flushS, and at shutdown: this board's new samples to disk. */
+  flushHistory(): void {
+    this.d.disk?.flushHistory(this.history);
   }
 
   /** Write an entry here and share it with every board. */
@@ -78,6 +144,7 @@ export class OperatorState {
     const devices = this.d.devices().filter((x) => x.online || x.updatedAt !== null || x.error !== null);
     const changed = this.alarms.evaluate({ devices, boards: this.d.boards() }, nowMs);
     if (changed.length === 0) return;
+    for (const a of changed) this.d.disk?.alarm(a, () => this.alarms.list());
     if (this.d.isMaster()) {
       for (const a of changed)
         this.record('alarm', { subject: a.id, text: a.active ? `raised: ${a.message}${a.value !== null && a.kind === 'point' ? ` (${String(a.value)})` : ''}` : `cleared: ${a.message}` });
@@ -86,7 +153,10 @@ export class OperatorState {
   }
 
   private ackApplied(e: LogEntry): void {
-    this.alarms.ack(e.subject!, e.user ?? '?', e.at);
+    if (this.alarms.ack(e.subject!, e.user ?? '?', e.at)) {
+      const v = this.alarms.get(e.subject!);
+      if (v) this.d.disk?.alarm(v, () => this.alarms.list());
+    }
     this.d.alarmsChanged(this.alarms.list());
   }
 

@@ -1,0 +1,28 @@
+// What a board keeps in its stateDir, opened once at boot: its boot epoch, the intent log, the
+// logged-out sessions and the operator's state (audit log, alarm episodes, history). Without a
+// stateDir ("stateDir": false) all of it lives in memory only.
+import type { BoardConfig, Config } from '../shared/config.ts';
+import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
+import { nextBootEpoch } from './boot-epoch.ts';
+import { type IntentLog, openIntentLog } from './intent-log.ts';
+import type { Logger } from './log.ts';
+import { OperatorDisk } from './operator/operator-disk.ts';
+
+export interface BoardState {
+  durable: boolean;
+  bootEpoch: number;
+  intents: IntentLog | undefined;
+  revoked: RevokedSessions;
+  disk: OperatorDisk | undefined;
+}
+
+export function openBoardState(stateDir: string | undefined, cfg: Config, self: BoardConfig, log: Logger): BoardState {
+  const l = cfg.limits;
+  return {
+    durable: stateDir !== undefined,
+    bootEpoch: nextBootEpoch(stateDir, self.id),
+    intents: openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs),
+    revoked: new RevokedSessions(l.revokedSessionsMax, stateDir ? revokedFile(stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions')),
+    disk: stateDir ? new OperatorDisk(stateDir, self.id, cfg, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined,
+  };
+}
