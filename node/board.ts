@@ -39,6 +39,8 @@ export type { ClusterView } from './cluster-view.ts';
 
 export interface BoardOptions {
   cfg: Config;
+  /** The config file as JSON (backups carry it, secrets left out). */
+  raw?: unknown;
   boardId: string;
   clock?: Clock;
   log?: Logger;
@@ -91,13 +93,8 @@ export class Board {
     const directory = new DeviceDirectory(cfg.devices);
     const state = openBoardState(opts.stateDir, cfg, self, log);
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
-    const idem = new IdempotentExecutor(
-      store,
-      self.index,
-      Date.now,
-      idemBroadcast(() => this.link, cfg),
-      state.intents,
-    );
+    const announce = idemBroadcast(() => this.link, cfg);
+    const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
     const worker = new Worker(cfg, self, devices, directory, idem);
     const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
@@ -130,7 +127,8 @@ export class Board {
       hub.endSession(sid);
       reactions.sendRevoked([[sid, exp]]);
     });
-    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator: () => reactions.operator, view, watched: () => reactions.watched(), closing });
+    const [operator, watched] = [() => reactions.operator, () => reactions.watched()];
+    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
     sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);

@@ -7,6 +7,7 @@ import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './calibrate.ts';
 import { genCert } from './gen-cert.ts';
 import { readPassword } from './password-prompt.ts';
+import { restoreCmd } from './restore-cmd.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
 import { DEFAULT_STATE_DIR, MEMORY_ONLY_COST } from './state-dir.ts';
 import { status } from './status-cmd.ts';
@@ -20,7 +21,8 @@ const USAGE = `usage:
   ews hash-password                      ask a password twice (no echo), or read one line from a pipe; print its hash for auth.users[]
   ews gen-key                            print a new random cluster.key
   ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
-  ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)`;
+  ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)
+  ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)`;
 
 async function hashPasswordCmd(): Promise<number> {
   const pw = await readPassword(true);
@@ -46,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
         out: { type: 'string' },
         days: { type: 'string' },
         user: { type: 'string' },
+        file: { type: 'string' },
         'no-address-check': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -113,6 +116,8 @@ export async function main(argv: string[]): Promise<number> {
         return fail(`calibration failed: ${(e as Error).message}`, 1);
       }
     }
+    case 'restore':
+      return restoreCmd(values.url as string | undefined, values.file as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     default:
       return fail(USAGE);
   }

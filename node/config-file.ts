@@ -4,6 +4,11 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, parseConfig } from '../shared/config.ts';
 import type { Config } from '../shared/config-types.ts';
 
+/** The file as JSON, after loadConfig accepted it (a backup carries it, secrets left out). */
+export function rawConfig(file: string): unknown {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
 export function loadConfig(file: string): Config {
   let text: string;
   try {

@@ -2,7 +2,7 @@
 // board, SIGHUP reloads of the classification rules and the users, systemd readiness, a clean stop.
 import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
-import { loadConfig } from './config-file.ts';
+import { loadConfig, rawConfig } from './config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import { localAddresses, ownsAddress } from './local-address.ts';
 import { startSystemdNotify } from './sd-notify.ts';
@@ -62,7 +62,8 @@ export async function startBoard(values: Record<string, string | boolean | undef
   let board: Board;
   try {
     const index = cfg.boards.findIndex((b) => b.id === boardId);
-    board = await Board.start({ cfg, boardId, stateDir: state.dir, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
+    const raw = rawConfig((values.config as string | undefined) ?? process.env.EWS_CONFIG!);
+    board = await Board.start({ cfg, raw, boardId, stateDir: state.dir, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
   } catch (e) {
     return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
   }

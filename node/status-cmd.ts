@@ -26,7 +26,7 @@ interface DeviceJson {
   error: string | null;
 }
 
-async function login(url: string, user: string): Promise<string | Error> {
+export async function login(url: string, user: string): Promise<string | Error> {
   const password = await readPassword(false);
   if (password instanceof Error) return password;
   const r = await fetch(new URL('/api/login', url), {

@@ -157,7 +157,8 @@ export interface TlsConfig {
 }
 export interface UserConfig {
   readonly name: string;
-  readonly role: 'viewer' | 'operator';
+  /** viewer: reads; operator: also controls devices; admin: also runs the cluster (restore, config, drain, handover, upgrade). */
+  readonly role: 'viewer' | 'operator' | 'admin';
   readonly passwordHash: string;
 }
 export interface AuthConfig {

@@ -201,13 +201,13 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
     }
     r.noUnknown(u, p, ['name', 'role', 'passwordHash']);
     const role = r.str(u, 'role', p);
-    if (role !== 'viewer' && role !== 'operator') r.bad(`${p}.role`, 'must be "viewer" or "operator"');
+    if (role !== 'viewer' && role !== 'operator' && role !== 'admin') r.bad(`${p}.role`, 'must be "viewer", "operator" or "admin"');
     const passwordHash = r.str(u, 'passwordHash', p);
     const parsed = passwordHash ? parseScryptHash(passwordHash) : undefined;
     if (typeof parsed === 'string') r.bad(`${p}.passwordHash`, parsed);
     const name = r.str(u, 'name', p);
     if (users.some((x) => x.name === name)) r.bad(`${p}.name`, `duplicate user "${name}"`);
-    users.push({ name, role: role === 'operator' ? 'operator' : 'viewer', passwordHash });
+    users.push({ name, role: role === 'operator' || role === 'admin' ? role : 'viewer', passwordHash });
   });
   const disabled = a.disabled === true;
   if (!disabled && users.length === 0) r.bad('auth.users', 'needs at least one user (or set auth.disabled: true)');

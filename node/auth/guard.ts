@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
-import type { Role, Session, SessionSigner } from './session.ts';
+import { type Role, roleAtLeast, type Session, type SessionSigner } from './session.ts';
 
 export const COOKIE = 'ews_session';
 
@@ -17,7 +17,7 @@ export interface Principal {
   session: Session | undefined;
 }
 
-export type Need = 'public' | 'viewer' | 'operator';
+export type Need = 'public' | Role;
 
 /** What a request needs: reading is for viewers, changing anything for operators; the UI's files are public. */
 export function needFor(method: string, path: string): Need {
@@ -78,7 +78,7 @@ export class AuthGuard {
   }
 
   principal(req: { readonly headers: IncomingHttpHeaders }, nowMs: number): Principal | undefined {
-    if (this.open) return { user: 'anonymous', role: 'operator', via: 'open', session: undefined };
+    if (this.open) return { user: 'anonymous', role: 'admin', via: 'open', session: undefined };
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ');
     const token = bearer ? auth!.slice(7).trim() : cookieValue(req.headers.cookie, COOKIE);
@@ -118,8 +118,12 @@ export class AuthGuard {
     if (need === 'public') return undefined;
     const p = this.principal(req, nowMs);
     if (!p) throw new EwsError('UNAUTHENTICATED', 'log in first (POST /api/login)');
-    if (need === 'operator' && p.role !== 'operator') throw new EwsError('FORBIDDEN', `${p.user} is a viewer; controlling devices needs an operator`);
-    if (need === 'operator' && p.via === 'cookie') {
+    if (!roleAtLeast(p.role, need))
+      throw new EwsError(
+        'FORBIDDEN',
+        need === 'operator' ? `${p.user} is a viewer; controlling devices needs an operator` : `${p.user} is ${p.role === 'viewer' ? 'a viewer' : 'an operator'}; this needs an admin`,
+      );
+    if (need !== 'viewer' && p.via === 'cookie') {
       if (!this.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site request refused');
       if (!this.signer.csrfOk(p.session!, typeof req.headers['x-csrf-token'] === 'string' ? req.headers['x-csrf-token'] : undefined)) throw new EwsError('FORBIDDEN', 'missing or wrong X-CSRF-Token');
     }

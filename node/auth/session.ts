@@ -3,7 +3,11 @@
 // session id, so it is bound to the session and never stored either.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export type Role = 'viewer' | 'operator';
+/** Each role may do what the ones before it may: viewers read, operators control devices, admins run the cluster (restore, config, drain, handover, upgrade). */
+export type Role = 'viewer' | 'operator' | 'admin';
+export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
+/** Whether `role` may do what `need` may. */
+export const roleAtLeast = (role: Role, need: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(need);
 /** `svc`: an internal caller of this board (schedules, the MQTT bridge), not a configured user. */
 export interface Session {
   sid: string;
@@ -44,15 +48,7 @@ export class SessionSigner {
     } catch {
       return undefined;
     }
-    if (
-      typeof s !== 'object' ||
-      s === null ||
-      typeof s.sid !== 'string' ||
-      typeof s.user !== 'string' ||
-      typeof s.exp !== 'number' ||
-      s.exp * 1000 <= nowMs ||
-      (s.role !== 'viewer' && s.role !== 'operator')
-    )
+    if (typeof s !== 'object' || s === null || typeof s.sid !== 'string' || typeof s.user !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || !ROLES.includes(s.role))
       return undefined;
     if (this.revoked.has(s.sid)) return undefined;
     return s;

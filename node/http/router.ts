@@ -11,9 +11,11 @@ import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { EventsHub } from '../events-hub.ts';
+import { backupRoutes } from '../operator/backup-routes.ts';
 import { logCommandWhenAnswered } from '../operator/command-log.ts';
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
+import type { TlsMaterial } from '../tls-material.ts';
 import { readBody, sendError, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
 import { type ClientAnswer, type ClientRequest, LeanResponse } from './lean-exchange.ts';
@@ -35,6 +37,9 @@ export interface RouterDeps {
   /** A new SSE client: keep the cluster view flowing. */
   watched(): void;
   closing(): boolean;
+  /** The config file as JSON, for backups. */
+  raw: unknown;
+  tls: TlsMaterial | undefined;
 }
 
 /** The name in a Host header, lower-case, without the port; undefined when missing or malformed. */
@@ -178,6 +183,10 @@ export class Router {
           d.guard.check(req, 'viewer', now);
           operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
           return;
+        case '/api/backup': {
+          d.guard.check(req, 'operator', now);
+          return backupRoutes(d).backup(res);
+        }
         case '/api/stats':
           // The master's queue: answered by the master itself, never queued.
           if (core.role === 'master') {
@@ -197,6 +206,10 @@ export class Router {
           return d.sessions.login(req, res);
         case 'logout':
           return d.sessions.logout(req, res);
+        case 'restore': {
+          d.guard.check(req, 'admin', now);
+          return backupRoutes(d).restore(req, res);
+        }
         case 'alarm': {
           const who = d.guard.check(req, 'operator', now);
           if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
@@ -214,9 +227,9 @@ export class Router {
 }
 
 // What a board answers itself (never queued, never lean).
-const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/sync', '/api/stats'] as const;
+const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/sync', '/api/backup', '/api/stats'] as const;
 const OWN_GET: ReadonlySet<string> = new Set(OWN_GET_PATHS);
 const isOwnGet = (path: string): path is (typeof OWN_GET_PATHS)[number] => OWN_GET.has(path);
 /** The POSTs a board answers itself, for the route's switch and for the lean intake's test. */
-const ownPost = (path: string): 'login' | 'logout' | 'alarm' | undefined =>
-  path === '/api/login' ? 'login' : path === '/api/logout' ? 'logout' : path.startsWith('/api/alarms/') ? 'alarm' : undefined;
+const ownPost = (path: string): 'login' | 'logout' | 'alarm' | 'restore' | undefined =>
+  path === '/api/login' ? 'login' : path === '/api/logout' ? 'logout' : path === '/api/restore' ? 'restore' : path.startsWith('/api/alarms/') ? 'alarm' : undefined;

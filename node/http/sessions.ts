@@ -45,7 +45,7 @@ export class SessionRoutes {
     const client = req.socket.remoteAddress ?? '?';
     const wait = Math.max(this.loginByClient.take(client, now), this.loginByUser.take(`${client}\0${name}`, now));
     if (wait > 0) throw new EwsError('RATE_LIMITED', undefined, { retryAfterS: wait });
-    if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'operator', csrf: '', expiresAt: null, open: true });
+    if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'admin', csrf: '', expiresAt: null, open: true });
     const user = this.guard.users.find((u) => u.name === name);
     // The same scrypt work whether or not the user exists.
     const ok = (await this.passwords.verify(password, user?.passwordHash ?? NOBODY_HASH)) && user !== undefined;

@@ -105,7 +105,8 @@ export class OperatorDisk {
     this.trend.close();
   }
 
-  private compactHistory(history: History): void {
+  /** The whole history rewritten (after samples older than the last flush were merged in: a gap filled, a restore). */
+  compactHistory(history: History): void {
     const all = history.samplesAfter(-Infinity);
     this.samplesOnDisk = all.reduce((n, [, , s]) => n + s.length, 0);
     this.trend.rewrite(() => (all.length > 0 ? journalText([{ s: all } satisfies HistoryLine]) : ''));

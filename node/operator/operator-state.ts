@@ -103,7 +103,24 @@ export class OperatorState {
       this.history.merge(h[0], h[1], h[2], nowMs);
       points++;
     }
+    // Samples older than the last flush: the disk gets the whole history again.
+    if (points > 0) this.d.disk?.compactHistory(this.history);
     return { entries, points };
+  }
+
+  /** Alarm episodes from a backup: they fill in what this board has never seen, and their acknowledgements count. */
+  mergeAlarms(saved: readonly unknown[]): void {
+    const fresh = saved.filter((raw) => {
+      const id = (raw as { id?: unknown } | null)?.id;
+      return typeof id === 'string' && this.alarms.get(id)?.since === null;
+    });
+    this.alarms.restore(fresh);
+    for (const raw of saved) {
+      const a = raw as { id?: unknown; acked?: { user?: unknown; at?: unknown } | null };
+      if (typeof a?.id === 'string' && typeof a.acked?.user === 'string' && typeof a.acked.at === 'number') this.alarms.ack(a.id, a.acked.user.slice(0, 64), a.acked.at);
+    }
+    for (const v of this.alarms.list()) this.d.disk?.alarm(v, () => this.alarms.list());
+    this.d.alarmsChanged(this.alarms.list());
   }
 
   /** Every history.flushS, and at shutdown: this board's new samples to disk. */

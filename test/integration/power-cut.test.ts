@@ -5,14 +5,16 @@
 // whose simulators outlive the boards, each board's stateDir in the test's directory.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hashPassword } from '../../node/auth/password.ts';
 import { ptyDevices } from '../security/pty-devices.ts';
-import { converged, httpGet, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { BUNDLE, converged, httpGet, makeCluster, type TestCluster, waitFor } from './harness.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
+const ADMIN = { name: 'ada', password: 'admin-pass-1' };
 
 describe('a power cut', () => {
   let c: TestCluster;
@@ -23,8 +25,8 @@ describe('a power cut', () => {
   const get = async <T>(id: string, path: string, headers = auth()) => JSON.parse((await httpGet(`${u(id)}${path}`, { headers })).text) as T;
   const post = (id: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
     httpGet(`${u(id)}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { ...auth(), 'content-type': 'application/json', ...headers }, timeoutMs: 10_000 });
-  const login = async () => {
-    const r = await httpGet(`${u('b1')}/api/login`, { method: 'POST', body: JSON.stringify(OP), headers: { 'content-type': 'application/json' } });
+  const login = async (who = OP) => {
+    const r = await httpGet(`${u('b1')}/api/login`, { method: 'POST', body: JSON.stringify(who), headers: { 'content-type': 'application/json' } });
     assert.equal(r.status, 200, r.text);
     return (JSON.parse(r.text) as { token: string }).token;
   };
@@ -39,7 +41,10 @@ describe('a power cut', () => {
 
   before(async () => {
     devices = await ptyDevices();
-    const users = [{ name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) }];
+    const users = [
+      { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
+      { name: ADMIN.name, role: 'admin', passwordHash: await hashPassword(ADMIN.password) },
+    ];
     c = await makeCluster(
       3,
       (cfg) => {
@@ -146,5 +151,58 @@ describe('a power cut', () => {
       const hist = new Set((await get<Array<[number, number]>>(away, '/api/history?device=valve3&point=position')).map(([t]) => t));
       return log.filter((e) => e.kind === 'command' && e.at > from).length >= 2 && missed.every(([t]) => hist.has(t));
     });
+  });
+
+  test('a backup holds the config without its secrets, the history, the log and the alarms; ews restore (admin) merges it into every board of a cluster that lost its state', async () => {
+    const r = await httpGet(`${u('b2')}/api/backup`, { headers: auth() });
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-disposition']), /attachment; filename="ews-test-/);
+    const backup = JSON.parse(r.text) as {
+      config: { cluster: Record<string, unknown>; auth: { users: Array<Record<string, unknown>> } };
+      log: Array<{ id: string }>;
+      history: unknown[];
+      alarms: unknown[];
+    };
+    assert.equal(backup.config.cluster.key, undefined, 'no cluster key');
+    assert.ok(!r.text.includes(c.key), 'the key appears nowhere');
+    assert.deepEqual(
+      backup.config.auth.users.map((x) => Object.keys(x).sort()),
+      [
+        ['name', 'role'],
+        ['name', 'role'],
+      ],
+      'no password hash',
+    );
+    assert.ok(backup.log.length > 5 && backup.history.length > 0 && backup.alarms.length > 0);
+    // The whole cluster loses its state.
+    const lostAt = Date.now();
+    await Promise.all(ids.map((id) => c.kill(id, 'SIGKILL')));
+    rmSync(join(c.dir, 'state'), { recursive: true, force: true });
+    await startAll();
+    token = await login();
+    c.headers = auth();
+    assert.equal((await get<unknown[]>('b1', '/api/log')).length < backup.log.length, true);
+    const file = join(c.dir, 'backup.json');
+    writeFileSync(file, r.text);
+    const asOperator = spawnSync(process.execPath, [BUNDLE, 'restore', '--url', u('b3'), '--file', file, '--token', token], { encoding: 'utf8' });
+    assert.equal(asOperator.status, 1, asOperator.stderr);
+    assert.match(asOperator.stderr, /403 FORBIDDEN: olga is an operator; this needs an admin/);
+    const admin = await login(ADMIN);
+    const ok = spawnSync(process.execPath, [BUNDLE, 'restore', '--url', u('b3'), '--file', file, '--token', admin], { encoding: 'utf8' });
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /^b3: merged \d+ log entries, \d+ points\nb1: merged\nb2: merged\n$/);
+    for (const id of ids) {
+      const held = new Set((await get<Array<{ id: string }>>(id, '/api/log')).map((e) => e.id));
+      assert.deepEqual(
+        backup.log.filter((e) => !held.has(e.id)).map((e) => e.id),
+        [],
+        `${id}: every entry of the backup`,
+      );
+      const hist = await get<Array<[number, number]>>(id, '/api/history?device=valve3&point=position');
+      assert.ok(hist.filter(([t]) => t < lostAt).length >= 5, `${id}: the history from before the loss is back`);
+    }
+    const bad = spawnSync(process.execPath, [BUNDLE, 'restore', '--url', u('b1'), '--file', c.file, '--token', admin], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /400 BAD_REQUEST: not an ews backup/);
   });
 });

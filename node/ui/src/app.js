@@ -202,7 +202,7 @@
     $('#alarm-count').textContent = active.length ? `(${active.length} active${open.length ? `, ${open.length} to acknowledge` : ''})` : '';
     if (open.length) banner(`⚠ ${open.map((a) => a.message).join(' · ')}`, 'alarm');
     else if (bannerKind === 'alarm') banner('');
-    const canAck = state.role === 'operator';
+    const canAck = state.role === 'operator' || state.role === 'admin';
     const items = active.map((a) => el('li', { class: `alarm ${a.severity} ${a.acked ? 'acked' : ''}`, 'data-alarm': a.id },
       el('span', { class: `sev ${a.severity}`, text: a.severity }), ' ', el('b', { text: a.message }),
       ` since ${when(a.since)}`, a.value !== null && a.kind === 'point' ? ` (value ${fmt(a.value)})` : '',
@@ -364,7 +364,7 @@
 
   function renderDevice(d) {
     const result = el('p', { class: 'result', 'aria-live': 'polite' });
-    const canControl = state.role === 'operator';
+    const canControl = state.role === 'operator' || state.role === 'admin';
     const controls = [];
     const read = el('button', { type: 'button', class: 'secondary', onclick: () => readDevice(d.id, result) }, 'Read now');
     controls.push(read);
