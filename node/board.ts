@@ -30,6 +30,7 @@ import { IdempotentExecutor } from './idempotent-exec.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Loopback } from './loopback.ts';
 import { MqttBridge } from './mqtt-bridge.ts';
+import { Notifier } from './notifier.ts';
 import { Schedules } from './schedules.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import { systemTransport, type Transport } from './transport.ts';
@@ -117,7 +118,8 @@ export class Board {
     const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
     const relay = new MasterRelay(cfg, self, opts.tls);
     const [sync, tls] = [service('sync'), opts.tls];
-    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls });
+    const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
+    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     link.onEvents = (ev) => reactions.onEvents(ev);
     link.afterApply = () => intake.pump();

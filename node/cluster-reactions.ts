@@ -22,6 +22,7 @@ import type { IdempotentExecutor } from './idempotent-exec.ts';
 import { broadcastList } from './list-broadcast.ts';
 import type { Logger } from './log.ts';
 import type { MqttBridge } from './mqtt-bridge.ts';
+import type { Notifier } from './notifier.ts';
 import { fetchSync } from './operator/gap-fill.ts';
 import { OperatorState } from './operator/operator-state.ts';
 import type { Schedules } from './schedules.ts';
@@ -56,6 +57,8 @@ export interface ReactionDeps {
   /** A short-lived service session's headers, for asking the master for a gap (/api/sync). */
   sync(): Record<string, string>;
   tls: TlsMaterial | undefined;
+  /** Alarm notifications, sent while this board is master (with a notify section). */
+  notifier: Notifier | undefined;
 }
 
 export class ClusterReactions {
@@ -127,6 +130,7 @@ export class ClusterReactions {
     if (this.alarmTimer) clearInterval(this.alarmTimer);
     if (this.flushTimer) clearInterval(this.flushTimer);
     for (const t of this.devicePending.values()) clearTimeout(t);
+    this.d.notifier?.close();
     this.operator.flushHistory();
     this.d.state.disk?.close();
   }
@@ -156,6 +160,7 @@ export class ClusterReactions {
       if (e.kind === 'role') {
         d.log.info({ role: e.role, term: e.term, master: d.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
         d.mqtt.setMaster(e.role === 'master');
+        d.notifier?.setMaster(e.role === 'master');
         if (e.role === 'master') {
           this.operator.record('master', { subject: d.cfg.boards[d.self]!.id, text: `${d.cfg.boards[d.self]!.id} became master (term ${e.term})` });
           d.mqtt.republish();

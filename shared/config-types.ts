@@ -2,6 +2,7 @@
 // the edge (config.ts); the rest of the code sees only these.
 
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
+import type { NotifyConfig } from './notify-config.ts';
 import type { AlarmConfig, HistoryConfig } from './operator-config.ts';
 
 /** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait); off by default, the term fences the address instead. */
@@ -178,6 +179,8 @@ export interface Config {
   readonly schedules: readonly ScheduleConfig[];
   readonly history: HistoryConfig;
   readonly alarms: readonly AlarmConfig[];
+  /** Who is told of alarms (webhooks, e-mail) and how often while unacknowledged; none: nobody. */
+  readonly notify: NotifyConfig | undefined;
   /** `discoveryPrefix`: Home Assistant discovery topics go under it ('' turns discovery off). */
   readonly mqtt: { readonly url: string; readonly prefix: string; readonly discoveryPrefix: string } | undefined;
   /**

@@ -6,6 +6,7 @@ import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
+import { readNotify } from './notify-config.ts';
 import { readAlarms, readHistory } from './operator-config.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 import { readClasses, readQos } from './qos-config.ts';
@@ -218,7 +219,25 @@ function readAuth(r: Reader, raw: Raw): AuthConfig | undefined {
 export function parseConfig(raw: unknown): Config {
   const r = new Reader();
   if (!isObj(raw)) throw new ConfigError([': the config must be a JSON object']);
-  r.noUnknown(raw, '', ['cluster', 'boards', 'classes', 'qos', 'devices', 'schedules', 'history', 'alarms', 'mqtt', 'auth', 'limits', 'stateDir', 'tls', 'benchmarkHandlers', '$schema', 'comment']);
+  r.noUnknown(raw, '', [
+    'cluster',
+    'boards',
+    'classes',
+    'qos',
+    'devices',
+    'schedules',
+    'history',
+    'alarms',
+    'notify',
+    'mqtt',
+    'auth',
+    'limits',
+    'stateDir',
+    'tls',
+    'benchmarkHandlers',
+    '$schema',
+    'comment',
+  ]);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
   const limits = readLimits(r, raw);
@@ -232,6 +251,7 @@ export function parseConfig(raw: unknown): Config {
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
   const history = readHistory(r, raw);
   const alarms = readAlarms(r, raw, devices);
+  const notify = readNotify(r, raw);
   let mqtt: Config['mqtt'];
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix', 'discoveryPrefix'], false);
   if (m)
@@ -256,7 +276,7 @@ export function parseConfig(raw: unknown): Config {
     r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   const qos = readQos(r, raw, classes);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, mqtt, stateDir, tls, benchmarkHandlers });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, mqtt, stateDir, tls, benchmarkHandlers });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

@@ -3,8 +3,8 @@
 // every board keeps the same bounded ring (newest kept), so the log survives any one board, and
 // a board that (re)joins gets the master's recent entries.
 
-export type LogKind = 'command' | 'login' | 'master' | 'device' | 'alarm' | 'alarm-ack';
-const KINDS: readonly LogKind[] = ['command', 'login', 'master', 'device', 'alarm', 'alarm-ack'];
+export type LogKind = 'command' | 'login' | 'master' | 'device' | 'alarm' | 'alarm-ack' | 'notify';
+const KINDS: readonly LogKind[] = ['command', 'login', 'master', 'device', 'alarm', 'alarm-ack', 'notify'];
 
 export interface LogEntry {
   /** `board.bootEpoch.seq`: unique across the cluster and across restarts. */

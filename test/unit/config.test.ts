@@ -254,3 +254,54 @@ test('schedules: cron parsed once at the edge; a bad one names its field; at mos
   assert.equal(parseConfig(cfg(many(SCHEDULES_MAX))).schedules.length, SCHEDULES_MAX);
   assert.deepEqual(problems(cfg(many(SCHEDULES_MAX + 1))), [`schedules: has ${SCHEDULES_MAX + 1} entries; at most ${SCHEDULES_MAX}`]);
 });
+
+test('notify: webhooks and e-mail checked at the edge, each bad key named; exit 2 from check-config', () => {
+  const notify = {
+    repeatMin: 30,
+    webhooks: [{ url: 'https://hooks.example/ews', secret: 's', events: ['raised'] }],
+    email: { host: 'smtp.example', from: 'ews@plant.example', to: ['ops@plant.example'] },
+  };
+  const c = parseConfig({ ...valid(), notify });
+  assert.deepEqual([c.notify?.email?.port, c.notify?.email?.starttls, c.notify?.queueMax, c.notify?.webhooks[0]?.events], [587, true, 64, ['raised']]);
+  assert.equal(parseConfig(valid()).notify, undefined);
+  assert.deepEqual(
+    problems({
+      ...valid(),
+      notify: {
+        repeatMin: 0.01,
+        pager: true,
+        webhooks: [{ url: 'ftp://x/y' }, { url: 'not a url', events: ['exploded'] }, { url: 'http://ok.example', colour: 'red' }],
+        email: { host: 'smtp.example', port: 99999, from: 'nobody', to: ['ops@plant.example', 'no at sign'], user: 'u' },
+      },
+    }),
+    [
+      'notify.pager: unknown key',
+      'notify.webhooks[0].url: must be an http:// or https:// URL',
+      'notify.webhooks[1].url: must be an http:// or https:// URL',
+      'notify.webhooks[1].events[0]: must be one of raised, cleared, repeat',
+      'notify.webhooks[2].colour: unknown key',
+      'notify.email.port: must be between 1 and 65535',
+      'notify.email: needs both user and pass, or neither',
+      'notify.email.from: must be an e-mail address',
+      'notify.email.to[1]: must be an e-mail address',
+      'notify.repeatMin: must be 0 (never) or at least 0.05 (3 s)',
+    ],
+  );
+  assert.deepEqual(problems({ ...valid(), notify: {} }), ['notify: needs webhooks or email']);
+  const bad = ews('check-config', '--config', file({ ...valid(), notify: { webhooks: [{ url: 'nope' }] } }));
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^notify\.webhooks\[0\]\.url: must be an http/m);
+});
+
+test('stateDir: a directory or false; anything else is named', () => {
+  assert.equal(parseConfig({ ...valid(), stateDir: false }).stateDir, false);
+  assert.equal(parseConfig(valid()).stateDir, undefined);
+  assert.deepEqual(problems({ ...valid(), stateDir: true }), ['stateDir: must be a directory (a non-empty string), or false for memory only']);
+  assert.deepEqual(problems({ ...valid(), stateDir: '' }), ['stateDir: must be a directory (a non-empty string), or false for memory only']);
+});
+
+test('roles: viewer, operator and admin', () => {
+  const users = (role: string) => ({ ...valid(), auth: { users: [{ name: 'a', role, passwordHash: `scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA$${'a'.repeat(43)}` }] } });
+  assert.equal(parseConfig(users('admin')).auth?.users[0]?.role, 'admin');
+  assert.deepEqual(problems(users('root')), ['auth.users[0].role: must be "viewer", "operator" or "admin"']);
+});
