@@ -57,7 +57,10 @@ export function readNotify(r: Reader, raw: Raw): NotifyConfig | undefined {
   if (list.length > WEBHOOKS_MAX) r.bad('notify.webhooks', `at most ${WEBHOOKS_MAX}`);
   list.forEach((w, i) => {
     const p = `notify.webhooks[${i}]`;
-    if (!isObj(w)) return r.bad(p, 'must be an object');
+    if (!isObj(w)) {
+      r.bad(p, 'must be an object');
+      return;
+    }
     r.noUnknown(w, p, ['url', 'secret', 'events']);
     const url = r.str(w, 'url', p);
     let ok = false;
