@@ -172,7 +172,7 @@ describe('exactly once under chaos', () => {
         }
         // A deadline keeps the test bounded: well inside the key TTL the chaos config sets.
         if (Date.now() - job.first > 45_000) {
-          wrong.push(`${v}: no final answer in 45 s (last ${r.status})`);
+          wrong.push(`${v}: no final answer in 45 s (last ${r.status} ${r.body.slice(0, 160)})`);
           continue;
         }
         due.push({ ...job, at: Date.now() + (stop ? between(20, 100) : between(RETRY_MIN_MS, RETRY_MAX_MS)) });

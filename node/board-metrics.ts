@@ -2,13 +2,14 @@
 // device actions, idempotency records, memory.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from '../shared/metrics.ts';
+import type { BoardState } from './board-state.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
 
 /** Registers the gauges; returns a stop function (the event-loop delay monitor). */
-export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor): () => void {
+export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor, state: BoardState): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   metrics.gauge('ews_role', "This board's role (1 for the current one)", () => [[{ role: core.role }, 1]]);
@@ -24,6 +25,7 @@ export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () =>
   metrics.gauge('ews_idempotency_keys_max', 'Live Idempotency-Key records a board admits new keys up to (limits.idempotencyKeysMax)', () => [[{}, idem.store.countMax]]);
   metrics.counterOf('ews_idempotency_refused_total', 'New keyed commands refused (503 IDEMPOTENCY_STORE_FULL) because every record held was live', () => [[{}, idem.store.refused]]);
   metrics.counterOf('ews_idempotency_dropped_total', "Peers' records not kept: even their room (2 × the bound) was full of live ones", () => [[{}, idem.store.dropped]]);
+  metrics.counterOf('ews_state_written_bytes_total', "Bytes this board's journals wrote to its stateDir since boot (flash wear)", () => [[{}, state.bytesWritten()]]);
   metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
   metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
     const m = process.memoryUsage();

@@ -10,6 +10,8 @@ import { OperatorDisk } from './operator/operator-disk.ts';
 
 export interface BoardState {
   durable: boolean;
+  /** Bytes the journals gave the disk since boot (flash wear: ews_state_written_bytes_total). */
+  bytesWritten(): number;
   bootEpoch: number;
   intents: IntentLog | undefined;
   revoked: RevokedSessions;
@@ -18,11 +20,14 @@ export interface BoardState {
 
 export function openBoardState(stateDir: string | undefined, cfg: Config, self: BoardConfig, log: Logger): BoardState {
   const l = cfg.limits;
+  const intents = openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs);
+  const disk = stateDir ? new OperatorDisk(stateDir, self.id, cfg, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined;
   return {
     durable: stateDir !== undefined,
+    bytesWritten: () => (intents?.bytesWritten ?? 0) + (disk?.bytesWritten ?? 0),
     bootEpoch: nextBootEpoch(stateDir, self.id),
-    intents: openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs),
+    intents,
     revoked: new RevokedSessions(l.revokedSessionsMax, stateDir ? revokedFile(stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions')),
-    disk: stateDir ? new OperatorDisk(stateDir, self.id, cfg, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined,
+    disk,
   };
 }

@@ -146,7 +146,7 @@ export class Board {
     this.intake = intake;
     this.relay = relay;
     this.reactions = reactions;
-    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem);
+    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {
@@ -183,7 +183,7 @@ export class Board {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    this.reactions.close();
+    await this.reactions.close();
     this.devices.stop();
     this.schedules.close();
     await this.mqtt.close();

@@ -123,7 +123,8 @@ export class ClusterReactions {
     }
   }
 
-  close(): void {
+  /** Stops the timers; resolves once this board's state is on disk. */
+  async close(): Promise<void> {
     if (this.hubTimer) clearInterval(this.hubTimer);
     if (this.deviceRefresh) clearInterval(this.deviceRefresh);
     if (this.healthTimer) clearInterval(this.healthTimer);
@@ -132,7 +133,7 @@ export class ClusterReactions {
     for (const t of this.devicePending.values()) clearTimeout(t);
     this.d.notifier?.close();
     this.operator.flushHistory();
-    this.d.state.disk?.close();
+    await this.d.state.disk?.close();
   }
 
   /** A board that was away (booted, or lost its master) asks the master for what it missed: the log and the history since then. */

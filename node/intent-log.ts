@@ -72,6 +72,11 @@ export class IntentLog {
     void this.append({ k: key, h: '', s: 'x', t: this.now() }).catch(() => {});
   }
 
+  /** Bytes given to the disk since boot. */
+  get bytesWritten(): number {
+    return this.journal.bytesWritten;
+  }
+
   close(): void {
     this.journal.close();
   }

@@ -67,6 +67,11 @@ export class Journal {
     if (!this.flushing) this.flush();
   }
 
+  /** Resolves once nothing is queued or being written. */
+  async drained(): Promise<void> {
+    while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 1));
+  }
+
   close(): void {
     closeSync(this.fd);
   }

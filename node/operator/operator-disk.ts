@@ -99,10 +99,15 @@ export class OperatorDisk {
     return this.audit.bytesWritten + this.episodes.bytesWritten + this.trend.bytesWritten;
   }
 
-  close(): void {
-    this.audit.close();
-    this.episodes.close();
-    this.trend.close();
+  /** Resolves once everything appended so far is on disk. */
+  async drained(): Promise<void> {
+    await Promise.all([this.audit, this.episodes, this.trend].map((j) => j.drained()));
+  }
+
+  /** Once what is queued is on disk. */
+  async close(): Promise<void> {
+    await this.drained();
+    for (const j of [this.audit, this.episodes, this.trend]) j.close();
   }
 
   /** The whole history rewritten (after samples older than the last flush were merged in: a gap filled, a restore). */

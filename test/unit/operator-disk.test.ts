@@ -47,7 +47,6 @@ function board(dir: string, points: () => Record<string, number | boolean>) {
     },
   };
 }
-const settle = () => new Promise((r) => setTimeout(r, 50));
 
 test('after a power cut a board has its log, its alarm episode with the acknowledgement, and its history up to the last flush', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-opdisk-'));
@@ -63,7 +62,7 @@ test('after a power cut a board has its log, its alarm episode with the acknowle
   a.op.record('command', { user: 'op', subject: 'pump1', status: 200, text: 'start → 200' });
   a.op.flushHistory();
   a.read(t0 + 11_000); // after the flush: lost in the cut
-  await settle();
+  await a.disk.drained();
   // The power cut: nothing is closed, and the last line written is torn.
   appendFileSync(join(dir, 'b1.audit.log'), '{"id":"b1.1.99","at":');
 
@@ -96,9 +95,8 @@ test('bounded on disk: the audit journal is compacted to what the log keeps, the
   for (let i = 0; i < 200; i++) {
     a.read(t0 + i * 1000);
     a.op.flushHistory();
-    await settle();
+    await a.disk.drained();
   }
-  await settle();
   const lines = (f: string) => readFileSync(join(dir, f), 'utf8').trim().split('\n').length;
   assert.ok(lines('b1.audit.log') <= 2 * 10 + 1, `audit lines ${lines('b1.audit.log')}`);
   const onDisk = readFileSync(join(dir, 'b1.history.log'), 'utf8').match(/\[\d+(\.\d+)?,-?\d/g)?.length ?? 0;
