@@ -49,7 +49,11 @@ async function writtenPerHour(commandsPerS: number): Promise<{ perBoard: number[
       const next = t0 + (commands + 1) * (commandsPerS > 0 ? 1000 / commandsPerS : WINDOW_S * 1000);
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(next, t0 + WINDOW_S * 1000) - Date.now())));
       if (commandsPerS > 0 && Date.now() - t0 < WINDOW_S * 1000) {
-        await fetch(`${url(boards[0]!)}/cgi-bin/devices/valve3/set`, { method: 'POST', body: JSON.stringify({ value: commands % 100 }), headers: { 'idempotency-key': `bench-${t0}-${commands}` } }).catch(() => undefined);
+        await fetch(`${url(boards[0]!)}/cgi-bin/devices/valve3/set`, {
+          method: 'POST',
+          body: JSON.stringify({ value: commands % 100 }),
+          headers: { 'idempotency-key': `bench-${t0}-${commands}` },
+        }).catch(() => undefined);
         commands++;
       }
     }
@@ -73,25 +77,21 @@ async function restoreTime(points: number): Promise<{ points: number; samples: n
   try {
     const open = () => {
       const disk = new OperatorDisk(dir, 'b1', cfg, () => {});
-      const op = new OperatorState({
-        cfg,
-        self: 0,
-        bootEpoch: 1,
-        broadcast: () => true,
-        isMaster: () => true,
-        devices: () => [],
-        boards: () => [],
-        alarmsChanged: () => {},
-        logged: () => {},
-        disk,
-      });
+      const op = new OperatorState({ cfg, self: 0, bootEpoch: 1, broadcast: () => true, isMaster: () => true, devices: () => [], boards: () => [], alarmsChanged: () => {}, logged: () => {}, disk });
       return { op, disk };
     };
     const now = Date.now();
     const first = open();
     const { intervalS, retentionS } = cfg.history;
     const history = cfg.devices.flatMap((d) =>
-      d.points.map((p) => [d.id, p.name, Array.from({ length: retentionS / intervalS }, (_, k) => [now - retentionS * 1000 + (k + 1) * intervalS * 1000, k % 97] as [number, number])] as [string, string, Array<[number, number]>]),
+      d.points.map(
+        (p) =>
+          [d.id, p.name, Array.from({ length: retentionS / intervalS }, (_, k) => [now - retentionS * 1000 + (k + 1) * intervalS * 1000, k % 97] as [number, number])] as [
+            string,
+            string,
+            Array<[number, number]>,
+          ],
+      ),
     );
     first.op.mergeSync({ log: [], history }, now);
     for (let i = 0; i < cfg.limits.auditLogMax; i++) first.op.record('command', { user: 'operator', subject: 'valve3-0', status: 200, text: `set ${i} → 200 on b1` });
@@ -101,7 +101,10 @@ async function restoreTime(points: number): Promise<{ points: number; samples: n
     const body = '{"ok":true,"device":"valve3","action":"set","board":"b1"}';
     writeFileSync(
       intentFile,
-      Array.from({ length: cfg.limits.idempotencyKeysMax }, (_, i) => `${JSON.stringify({ k: `key-${i}`, h: 'h'.repeat(22), s: 's', t: now })}\n${JSON.stringify({ k: `key-${i}`, h: 'h'.repeat(22), s: 'd', st: 200, r: body, t: now })}\n`).join(''),
+      Array.from(
+        { length: cfg.limits.idempotencyKeysMax },
+        (_, i) => `${JSON.stringify({ k: `key-${i}`, h: 'h'.repeat(22), s: 's', t: now })}\n${JSON.stringify({ k: `key-${i}`, h: 'h'.repeat(22), s: 'd', st: 200, r: body, t: now })}\n`,
+      ).join(''),
     );
     const ms: number[] = [],
       intentsMs: number[] = [];
