@@ -73,3 +73,47 @@ describe('Idempotency-Key', () => {
     assert.equal(await actions(c, ['b2'], 'pump2'), ranOn === 'b2' ? 1 : 0, 'the surviving board did not drive the pump again');
   });
 });
+
+describe('the key store at its bound', () => {
+  let c: TestCluster;
+  before(async () => {
+    c = await makeCluster(
+      2,
+      (cfg) => {
+        cfg.devices = demoDevices(['b1', 'b2']);
+        cfg.limits = { idempotencyKeysMax: 3, idempotencyTtlMs: 4000 };
+      },
+      { args: ['--simulate-devices'] },
+    );
+    await converged(c);
+    await waitFor('devices online', async () => (await getJson<Array<{ online: boolean }>>(`${c.boards[0]!.url}/api/devices`)).every((d) => d.online));
+  });
+  after(() => c.stop());
+
+  test('full of live keys: a new key is refused with Retry-After and never runs; an old key replays; unkeyed commands run; after the TTL there is room again', async () => {
+    const u = c.boards[0]!.url;
+    const speed = `${u}/cgi-bin/devices/pump1/set-speed`;
+    const first = await post(speed, 'bound-1', { value: 1000 });
+    assert.equal(first.status, 200);
+    for (const k of ['bound-2', 'bound-3']) assert.equal((await post(speed, k, { value: 1100 })).status, 200);
+    await waitFor('every record on the master', async () => (await metric(u, 'ews_idempotency_keys')) >= 3);
+    const ran = await actions(c, ['b1', 'b2'], 'pump1');
+    const r = await fetch(speed, { method: 'POST', headers: { 'idempotency-key': 'bound-4', 'content-type': 'application/json' }, body: JSON.stringify({ value: 2999 }) });
+    const body = (await r.json()) as { error: { code: string; message: string } };
+    assert.deepEqual([r.status, body.error.code], [503, 'IDEMPOTENCY_STORE_FULL']);
+    assert.match(body.error.message, /3 idempotency keys are live|every idempotency key held is still live/);
+    assert.ok(Number(r.headers.get('retry-after')) >= 1 && Number(r.headers.get('retry-after')) <= 4, `Retry-After ${r.headers.get('retry-after')}`);
+    assert.equal(await actions(c, ['b1', 'b2'], 'pump1'), ran, 'the refused key did not run');
+    assert.ok((await metric(u, 'ews_idempotency_refused_total')) >= 1);
+    assert.equal(await metric(u, 'ews_idempotency_keys_max'), 3);
+    const again = await post(speed, 'bound-1', { value: 1000 });
+    assert.deepEqual([again.status, again.replayed, again.text], [200, 'true', first.text], 'the oldest key still replays');
+    const unkeyed = await fetch(speed, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: 1200 }) });
+    assert.equal(unkeyed.status, 200, 'a command without a key is not affected');
+    const later = await waitFor('room again after the TTL', async () => {
+      const p = await post(speed, 'bound-4', { value: 2999 });
+      return p.status === 200 ? p : undefined;
+    });
+    assert.equal(later.replayed, null, 'it ran now, once');
+  });
+});
