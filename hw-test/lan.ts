@@ -137,6 +137,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
       const add = (d: Buffer) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
       p.stdout!.on('data', add);
       p.stderr!.on('data', add);
+      p.on('exit', (code, signal) => add(Buffer.from(`[${id} exited: ${code ?? signal}]\n`)));
       procs.set(id, p);
     },
     async kill(id) {

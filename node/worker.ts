@@ -7,7 +7,7 @@ import type { BoardConfig, Config } from '../shared/config.ts';
 import { cookieValue } from '../shared/cookie.ts';
 import type { Origin } from '../shared/dispatch-frame.ts';
 import { EwsError } from '../shared/errors.ts';
-import { KEY_RE, requestHash } from '../shared/idempotency-store.ts';
+import { requestHash, SCOPED_KEY_RE } from '../shared/idempotency-store.ts';
 import { deviceCgi } from './cgi/devices.ts';
 import type { DeviceDirectory } from './devices/device-directory.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
@@ -80,7 +80,8 @@ export class Worker {
       res.end(c.body);
     };
     if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.cfg, this.board, this.devices, x, path));
-    if (typeof key !== 'string' || !KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
+    // The master scoped the client's key to its user (node/http/router.ts).
+    if (typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
     const out = await this.idem.run(key, requestHash(x.method, path, x.body), () => deviceCgi(this.cfg, this.board, this.devices, x, path));
     reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
   }

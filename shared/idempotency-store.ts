@@ -28,7 +28,20 @@ export type IdemCheck =
   | { kind: 'unknown'; board: number }
   | { kind: 'done'; rec: IdemRecord };
 
+/** An Idempotency-Key as a client sends it. */
 export const KEY_RE = /^[\x21-\x7e]{1,128}$/;
+/** A key as the cluster records it: scoped to who sent it (see scopedKey). */
+export const SCOPED_KEY_RE = /^[\x21-\x7e]{1,160}$/;
+
+/**
+ * Keys are the pair (who, key): another user's same key is another command, and cannot replay or
+ * block this one. `who` is a user's name, or a service's (schedules, MQTT) marked `service`: a
+ * service's scope starts with `~`, which no user's (a hash in base64url) can.
+ */
+export function scopedKey(who: string, key: string, service: boolean): string {
+  const scope = service ? `~${who.replace(/[^\x21-\x7e]/g, '_').slice(0, 16)}` : createHash('sha256').update(who).digest('base64url').slice(0, 11);
+  return `${scope}.${key}`;
+}
 
 export function requestHash(method: string, path: string, body: Buffer): string {
   return createHash('sha256').update(`${method} ${path}\n`).update(body).digest('base64url').slice(0, 22);
@@ -118,7 +131,7 @@ export class IdempotencyStore {
 /** The wire form in IDEM packets (validated on receipt). */
 export function parseIdem(body: Record<string, unknown>, boards: number): IdemRecord | undefined {
   const { k, h, s, b, st, r } = body;
-  if (typeof k !== 'string' || !KEY_RE.test(k) || typeof h !== 'string' || h.length > 64) return undefined;
+  if (typeof k !== 'string' || !SCOPED_KEY_RE.test(k) || typeof h !== 'string' || h.length > 64) return undefined;
   if (s !== 'p' && s !== 'd' && s !== 'u') return undefined;
   if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b >= boards) return undefined;
   if (typeof st !== 'number' || !Number.isInteger(st) || st < 100 || st > 599) return undefined;
@@ -126,8 +139,8 @@ export function parseIdem(body: Record<string, unknown>, boards: number): IdemRe
   return { key: k, hash: h, state: s === 'p' ? 'pending' : s === 'u' ? 'unknown' : 'done', board: b, status: st, body: r, atMs: 0 };
 }
 
-/** An IDEM packet's JSON without the answer body: key (≤ 128 characters, each escaped at worst to 2), hash, state, board, status. */
-export const IDEM_RECORD_BYTES_MAX = 400;
+/** An IDEM packet's JSON without the answer body: key (≤ 160 characters, each escaped at worst to 2), hash, state, board, status. */
+export const IDEM_RECORD_BYTES_MAX = 464;
 
 export function idemWire(rec: IdemRecord, bodyBytesMax: number): Record<string, unknown> {
   const w: Record<string, unknown> = { k: rec.key, h: rec.hash, s: rec.state === 'pending' ? 'p' : rec.state === 'unknown' ? 'u' : 'd', b: rec.board, st: rec.status };

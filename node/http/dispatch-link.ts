@@ -230,6 +230,7 @@ export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, han
   };
   sock.on('data', onChunk);
   sock.on('error', () => {});
+  sock.on('end', () => sock.end());
   sock.on('close', () => {
     // The master is gone: nobody will read these answers.
     for (const c of running.values()) c?.cancel();

@@ -47,6 +47,8 @@ export class FrontServer {
         });
       },
     );
+    // Node's HTTP server ends a socket at the client's FIN unless told otherwise, dropping the answer to a request already read.
+    (this.http as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.http.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
@@ -83,13 +85,14 @@ export class FrontServer {
     };
     if (secure) {
       // A handshake that does not finish in headersTimeoutMs is dropped (slowloris on TLS).
-      this.listener = tls.createServer({ cert: secure.cert, key: secure.key, handshakeTimeout: l.headersTimeoutMs, minVersion: 'TLSv1.2' }, onSocket);
+      this.listener = tls.createServer({ cert: secure.cert, key: secure.key, handshakeTimeout: l.headersTimeoutMs, minVersion: 'TLSv1.2', allowHalfOpen: true }, onSocket);
       this.listener.on('connection', (s: Socket) => {
         s.setNoDelay(true);
         if (!h.accept()) s.destroy();
       });
     } else {
-      this.listener = net.createServer({ pauseOnConnect: true, noDelay: true }, onSocket);
+      // Half-open: a client that sends its request and closes its side still gets the answer.
+      this.listener = net.createServer({ pauseOnConnect: true, noDelay: true, allowHalfOpen: true }, onSocket);
     }
     this.listener.maxConnections = l.connectionsMax;
   }

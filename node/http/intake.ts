@@ -10,7 +10,7 @@ import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { headerPairs } from '../../shared/header-lines.ts';
-import { type IdempotencyStore, KEY_RE, requestHash } from '../../shared/idempotency-store.ts';
+import { type IdempotencyStore, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Logger } from '../log.ts';
@@ -224,10 +224,12 @@ export class Intake {
     const headers: string[] = [];
     for (let i = 0; i < raw.length; i += 2) {
       const k = raw[i]!.toLowerCase();
-      // The master sets x-forwarded-for itself (below): a client's own is not passed on.
-      if (isEndToEnd(k) && k !== 'x-forwarded-for') headers.push(k, raw[i + 1]!);
+      // The master sets x-forwarded-for itself (below): a client's own is not passed on; the key goes as the router scoped it.
+      if (isEndToEnd(k) && k !== 'x-forwarded-for' && k !== 'idempotency-key') headers.push(k, raw[i + 1]!);
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
+    const key = ex.req.headers['idempotency-key'];
+    if (typeof key === 'string') headers.push('idempotency-key', key);
     const { core } = this.d;
     this.d.link.send(
       { id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
@@ -276,7 +278,7 @@ export class Intake {
   /** A device POST with an Idempotency-Key: answer a retry from its record, or send it where the first attempt runs. */
   private routeDevice(attach: number[], method: string, path: string, req: ClientRequest, res: ClientAnswer, body: Buffer, clsName: string): readonly number[] | undefined | null {
     const key = req.headers['idempotency-key'];
-    if (method !== 'POST' || typeof key !== 'string' || !KEY_RE.test(key)) return attach;
+    if (method !== 'POST' || typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) return attach;
     const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
     if (r.kind === 'refuse') {
       if (r.code === 'IDEMPOTENCY_STORE_FULL') this.d.idempotency.refuse();

@@ -117,6 +117,11 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
     deadlines.remove(deadline);
     busy?.gone();
   };
+  // The client closed its side: what it sent is answered, then this side closes too.
+  const onEnd = (): void => {
+    closeAfter = true;
+    if (!busy && !buf) sock.end();
+  };
   const waitSlow = (): void => {
     // The request has begun arriving: it has headersTimeoutMs from here to be whole.
     if (deadline.slow) return;
@@ -126,6 +131,7 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
   const handoff = (): void => {
     sock.off('data', onData);
     sock.off('close', onClose);
+    sock.off('end', onEnd);
     deadlines.remove(deadline);
     sock.pause();
     routes.handoff(sock, buf ?? EMPTY);
@@ -160,6 +166,7 @@ export function serveLean(sock: Socket, first: Buffer, l: LimitsConfig, routes: 
   deadlines.add(deadline);
   sock.on('data', onData);
   sock.on('close', onClose);
+  sock.on('end', onEnd);
   next();
   sock.resume();
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Registry } from '../../shared/metrics.ts';
+import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
@@ -128,6 +129,12 @@ export class Router {
     const now = Date.now();
     // Checked before anything is queued; only a verified session passes admission control.
     const who = d.guard.check(req, needFor(method, path), now);
+    // An Idempotency-Key is checked here, once, and from here on is the pair (who sent it, key).
+    const key = req.headers['idempotency-key'];
+    if (key !== undefined) {
+      if (typeof key !== 'string' || !KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
+      req.headers['idempotency-key'] = scopedKey(who?.user ?? 'anonymous', key, who?.session?.svc === 1);
+    }
     if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
     // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
     d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now));

@@ -22,6 +22,8 @@ export interface LogEntry {
 }
 
 const STR_MAX = 160;
+/** A user name or subject at most (checked on receipt, and cut to it when an entry is made, so every board takes every entry). */
+const NAME_MAX = 64;
 const str = (v: unknown, max: number): string | null | undefined => (v === null ? null : typeof v === 'string' && v.length <= max ? v : undefined);
 
 /** An entry from a LOG packet, checked; undefined if it does not fit. */
@@ -30,8 +32,8 @@ export function parseLogEntry(o: unknown): LogEntry | undefined {
   const e = o as Record<string, unknown>;
   const id = str(e.id, 64),
     board = str(e.board, 32),
-    user = str(e.user, 64),
-    subject = str(e.subject, 64),
+    user = str(e.user, NAME_MAX),
+    subject = str(e.subject, NAME_MAX),
     text = str(e.text, STR_MAX);
   const kind = KINDS.find((k) => k === e.kind);
   const at = typeof e.at === 'number' && Number.isFinite(e.at) && e.at > 0 ? e.at : undefined;
@@ -60,8 +62,8 @@ export class AuditLog {
       at,
       board: this.board,
       kind,
-      user: fields.user ?? null,
-      subject: fields.subject ?? null,
+      user: fields.user?.slice(0, NAME_MAX) ?? null,
+      subject: fields.subject?.slice(0, NAME_MAX) ?? null,
       text: fields.text.slice(0, STR_MAX),
       status: fields.status ?? null,
     };

@@ -178,7 +178,7 @@ test('relations between limits are checked at load, naming the key', () => {
   raw.limits = { udpPacketBytesMax: 300, bodyBytesMax: 1 << 20, queueBytesMax: 1 << 19, forwardReplayWindow: 64, inFlightPerBoardMax: 40 };
   const p = problems(raw);
   for (const want of [
-    'limits.udpPacketBytesMax: must be at least 461 so an idempotency record fits one packet',
+    'limits.udpPacketBytesMax: must be at least 525 so an idempotency record fits one packet',
     'limits.queueBytesMax: must be at least bodyBytesMax',
     'limits.forwardReplayWindow: must be at least 2 × inFlightPerBoardMax × boards',
   ])
