@@ -6,10 +6,11 @@ import type { BoardState } from './board-state.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
+import type { EventsHub } from './events-hub.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
 
 /** Registers the gauges; returns a stop function (the event-loop delay monitor). */
-export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor, state: BoardState): () => void {
+export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor, state: BoardState, hub: EventsHub): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   metrics.gauge('ews_role', "This board's role (1 for the current one)", () => [[{ role: core.role }, 1]]);
@@ -26,6 +27,8 @@ export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () =>
   metrics.counterOf('ews_idempotency_refused_total', 'New keyed commands refused (503 IDEMPOTENCY_STORE_FULL) because every record held was live', () => [[{}, idem.store.refused]]);
   metrics.counterOf('ews_idempotency_dropped_total', "Peers' records not kept: even their room (2 × the bound) was full of live ones", () => [[{}, idem.store.dropped]]);
   metrics.counterOf('ews_state_written_bytes_total', "Bytes this board's journals wrote to its stateDir since boot (flash wear)", () => [[{}, state.bytesWritten()]]);
+  metrics.gauge('ews_sse_streams', 'Event streams open on this board', () => [[{}, hub.size]]);
+  metrics.counterOf('ews_sse_closed_behind_total', 'Event streams closed because their client fell more than limits.sseBytesMax behind', () => [[{}, hub.closedBehind]]);
   metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
   metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
     const m = process.memoryUsage();

@@ -106,7 +106,7 @@ export class Board {
     const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
     const mqtt = new MqttBridge(cfg, self, sources, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
-    const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax);
+    const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax, l.sseBytesMax);
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
     const link = new ClusterMirror(cfg, self, state.bootEpoch, clock, log, metrics, opts.planeTransport);
@@ -146,7 +146,7 @@ export class Board {
     this.intake = intake;
     this.relay = relay;
     this.reactions = reactions;
-    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state);
+    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state, hub);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {

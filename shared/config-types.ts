@@ -133,6 +133,8 @@ export interface LimitsConfig {
   readonly sseClientsMax: number;
   /** `/api/events` listeners one user may hold on a board. */
   readonly sseClientsPerUserMax: number;
+  /** Bytes an event stream may fall behind its client; past it the stream is closed (the UI reconnects). */
+  readonly sseBytesMax: number;
   /** Logins waiting for their password check (one runs at a time); more are refused with 503. */
   readonly loginsWaitingMax: number;
   /** Logged-out sessions remembered (on disk in stateDir) until they expire. */

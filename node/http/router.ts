@@ -5,8 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import type { Registry } from '../../shared/metrics.ts';
 import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
+import type { Registry } from '../../shared/metrics.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';

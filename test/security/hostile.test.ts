@@ -1,0 +1,159 @@
+// Hostile clients, second round (the wave-3 probe): each test replays one finding against the built
+// bundle on a 3-board cluster with login on and devices on real ptys, and fails on the code before
+// its fix.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { hashPassword } from '../../node/auth/password.ts';
+import { converged, getJson, makeCluster, metric, rawRequest, type TestCluster, waitFor } from '../integration/harness.ts';
+import { ptyDevices } from './pty-devices.ts';
+
+const OP = { name: 'olga', password: 'operator-pass-1' };
+const OP2 = { name: 'oscar', password: 'operator-pass-2' };
+const VIEW = { name: 'victor', password: 'viewer-pass-1' };
+
+describe('hostile clients', () => {
+  let c: TestCluster;
+  let devices: Awaited<ReturnType<typeof ptyDevices>>;
+  let from = 0;
+  const u = (i: number) => c.boards[i]!.url;
+  /** Each login from its own local address: the per-client login limit is not what these tests are about. */
+  const login = async (who: { name: string; password: string }, at = 0): Promise<string> => {
+    const { request } = await import('node:http');
+    const text = await new Promise<string>((resolve, reject) => {
+      const q = request(`${u(at)}/api/login`, { method: 'POST', localAddress: `127.0.4.${(from++ % 250) + 1}`, headers: { 'content-type': 'application/json' } }, (res) => {
+        let t = '';
+        res.on('data', (d) => (t += d));
+        res.on('end', () => resolve(t));
+      });
+      q.on('error', reject);
+      q.end(JSON.stringify(who));
+    });
+    return (JSON.parse(text) as { token: string }).token;
+  };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  before(async () => {
+    devices = await ptyDevices();
+    const users = [
+      { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
+      { name: OP2.name, role: 'operator', passwordHash: await hashPassword(OP2.password) },
+      { name: VIEW.name, role: 'viewer', passwordHash: await hashPassword(VIEW.password) },
+    ];
+    c = await makeCluster(
+      3,
+      (cfg) => {
+        cfg.auth = { users };
+        cfg.devices = devices.devices;
+        cfg.limits = { sseBytesMax: 4096 };
+        // A hundred levels on the valve: every reading of a moving valve changes some, and each change is an event of the whole alarm list (tens of KB).
+        cfg.alarms = Array.from({ length: 100 }, (_, i) => ({
+          id: `level-${i}`,
+          device: 'valve3',
+          point: 'position',
+          above: i,
+          severity: 'info',
+          message: `valve above ${i} % and a long message to make the list heavy`,
+        }));
+      },
+      { bundle: true },
+    );
+    c.headers = bearer(await login(VIEW));
+    await converged(c);
+  });
+  after(async () => {
+    await c?.stop();
+    await devices?.close();
+  });
+
+  test('a client that half-closes after its request still gets the answer, through the master and through a node', async () => {
+    const token = await login(OP);
+    for (const i of [0, 1]) {
+      const body = JSON.stringify({ value: 30 + i });
+      const answer = await rawRequest(
+        c.boards[i]!.httpPort,
+        `POST /cgi-bin/devices/valve3/set HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        { endAfterWrite: true },
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 /, `board ${i + 1}: ${answer.split('\r\n')[0]}`);
+      assert.match(answer, /"ok":true/);
+    }
+  });
+
+  test('a failed login with a long name is logged on every board: fields are cut when an entry is made, not refused on receipt', async () => {
+    const name = `n${'x'.repeat(99)}`;
+    const r = await fetch(`${u(2)}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, password: 'wrong-password' }) });
+    assert.equal(r.status, 401);
+    await waitFor('the entry on every board', async () => {
+      for (const i of [0, 1, 2]) {
+        const log = await getJson<Array<{ kind: string; user: string | null; status: number | null }>>(`${u(i)}/api/log`, c.headers);
+        if (!log.some((e) => e.kind === 'login' && e.status === 401 && e.user?.startsWith('nxxx') && e.user.length <= 64)) return false;
+      }
+      return true;
+    });
+  });
+
+  test("idempotency keys are the pair (user, key): another operator's same key, path and body runs his own command, and cannot replay or block the first", async () => {
+    const [a, b] = [await login(OP), await login(OP2)];
+    const send = (token: string, value: number) =>
+      fetch(`${u(1)}/cgi-bin/devices/pump1/set-speed`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'content-type': 'application/json', 'idempotency-key': 'shared-key-1' },
+        body: JSON.stringify({ value }),
+      });
+    const first = await send(a, 1500);
+    assert.equal(first.status, 200);
+    const writes = devices.sims.pump.writes;
+    const other = await send(b, 1500);
+    assert.deepEqual([other.status, other.headers.get('idempotent-replayed')], [200, null], 'his own command, not a replay of hers');
+    assert.equal(devices.sims.pump.writes, writes + 1, 'and it ran');
+    const otherBody = await send(b, 1700);
+    assert.equal(otherBody.status, 409, 'his key, another body: his conflict');
+    const retry = await send(a, 1500);
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replayed')], [200, 'true'], 'her retry replays her answer');
+    assert.equal(devices.sims.pump.writes, writes + 1);
+    const bad = await fetch(`${u(0)}/cgi-bin/devices/pump1/set-speed`, { method: 'POST', headers: { ...bearer(a), 'idempotency-key': 'x'.repeat(129) }, body: '{"value":1}' });
+    assert.equal(bad.status, 400, 'a key over 128 characters is refused at the edge');
+  });
+
+  test('event streams a viewer never reads are closed at their byte bound; the board stays up and small', async (t) => {
+    const token = await login(VIEW, 1);
+    const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${c.procs.get('b2')!.pid}/status`, 'utf8'))![1]) / 1024;
+    const before = rssMb();
+    // Clients with a 2 KB receive buffer that send the request and never read a byte.
+    const reader = `import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048); s.connect(("127.0.0.1", int(sys.argv[1])))
+s.sendall(("GET /api/events HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer " + sys.argv[2] + "\\r\\n\\r\\n").encode())
+print("sent", flush=True); time.sleep(120)`;
+    const stalled = Array.from({ length: 4 }, () => spawn('/usr/bin/python3', ['-c', reader, String(c.boards[1]!.httpPort), token], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    t.after(() => {
+      for (const p of stalled) p.kill();
+    });
+    await waitFor('4 streams open', async () => (await metric(u(1), 'ews_sse_streams')) >= 4);
+    // Events for every stream: each command is a device reading and a log entry.
+    const op = await login(OP);
+    let sent = 0;
+    const drive = async () => {
+      while ((await metric(u(1), 'ews_sse_closed_behind_total')) < 4 && sent < 2000) {
+        await Promise.all(
+          [0, 1, 2, 3].map(() => {
+            sent++;
+            // Back and forth: the valve is always moving, so every reading crosses levels.
+            return fetch(`${u(0)}/cgi-bin/devices/valve3/set`, {
+              method: 'POST',
+              headers: { ...bearer(op), 'content-type': 'application/json' },
+              body: JSON.stringify({ value: Math.floor(sent / 40) % 2 === 0 ? 100 : 0 }),
+            });
+          }),
+        );
+      }
+    };
+    await drive();
+    t.diagnostic(`${sent} commands until every unread stream was closed; RSS ${before.toFixed(1)} → ${rssMb().toFixed(1)} MB`);
+    assert.ok((await metric(u(1), 'ews_sse_closed_behind_total')) >= 4, 'every unread stream closed');
+    assert.equal((await fetch(`${u(1)}/healthz`)).status, 200, 'the board is up');
+    assert.ok(rssMb() - before < 10, `RSS grew ${(rssMb() - before).toFixed(1)} MB`);
+  });
+});
