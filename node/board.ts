@@ -18,7 +18,7 @@ import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
 import { openRealPort, type PortFactory } from './devices/serial-line.ts';
 import { EventsHub } from './events-hub.ts';
-import { DispatchClient, serveLink } from './http/dispatch-link.ts';
+import { DispatchClient, linkLimits, serveLink } from './http/dispatch-link.ts';
 import { Executor } from './http/executor.ts';
 import { FrontServer } from './http/front-server.ts';
 import { Intake, type IntakeDeps } from './http/intake.ts';
@@ -113,7 +113,8 @@ export class Board {
     const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, link, worker, metrics, link.bootEpoch);
-    const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), opts.tls);
+    const limits = linkLimits(cfg, opts.tls !== undefined);
+    const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => link.epochOf(board), (run, done) => executor.local(run, done)];
     const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
     const relay = new MasterRelay(cfg, self, opts.tls);
@@ -133,7 +134,7 @@ export class Board {
     const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
     sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
     const serveFrames = (sock: Socket, rest: Buffer) =>
-      serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax);
+      serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax, limits);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);
     this.devices = devices;
     this.directory = directory;

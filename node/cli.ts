@@ -89,7 +89,11 @@ export async function main(argv: string[]): Promise<number> {
       if (!Number.isInteger(days) || days < 1 || days > 36500) return fail('--days must be a whole number of days from 1 to 36500');
       try {
         const r = genCert(cfg, resolve((values.out as string | undefined) ?? '.'), days);
-        process.stdout.write(`wrote ${r.certFile} and ${r.keyFile} for ${r.names.join(', ')}\nadd to the config: "tls": ${JSON.stringify({ certFile: r.certFile, keyFile: r.keyFile })}\n`);
+        process.stdout.write(
+          `wrote ${r.caFile} (the cluster's CA: browsers trust this one), ${r.certFile} and ${r.keyFile} (the boards') for ${r.names.join(', ')}\n` +
+            `keep ${r.caKeyFile} off the boards: it is needed only to make a certificate for a new board address\n` +
+            `add to the config: "tls": ${JSON.stringify({ certFile: r.certFile, keyFile: r.keyFile, caFile: r.caFile })}\n`,
+        );
         return 0;
       } catch (e) {
         return fail((e as Error).message, 1);

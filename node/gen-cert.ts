@@ -1,7 +1,10 @@
-// `ews gen-cert`: one certificate for the whole cluster, for users who have none. It names every
-// board's address, the VIP and the names in cluster.hosts, and is its own CA (boards verify each
-// other against it; browsers are told to trust it once). Made by the system's openssl: an EC
-// P-256 key, cheap to handshake on a small board.
+// `ews gen-cert`: certificates for a cluster whose users have none. A CA of the cluster's own,
+// name-constrained to the cluster's addresses and names (so even its key cannot make a
+// certificate a browser would take for another site), signs one leaf for the boards (CA:FALSE,
+// server and client authentication: boards verify each other, and the dispatch link takes only a
+// connection that shows it). Browsers trust the CA once; the CA's key stays off the boards, so a
+// board's stolen SD card gives a leaf key that can sign nothing. Made by the system's openssl:
+// EC P-256 keys, cheap to handshake on a small board.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -9,8 +12,12 @@ import { join } from 'node:path';
 import type { Config } from '../shared/config.ts';
 
 export interface GenCertResult {
+  /** For the boards: their certificate and key, and the CA they verify each other against. */
   certFile: string;
   keyFile: string;
+  caFile: string;
+  /** Not for the boards: kept by whoever may add a board (a new leaf) later. */
+  caKeyFile: string;
   names: string[];
 }
 
@@ -24,45 +31,67 @@ export function clusterNames(cfg: Config): string[] {
   return [...names];
 }
 
-export function genCert(cfg: Config, outDir: string, days: number): GenCertResult {
-  const names = clusterNames(cfg);
-  const certFile = join(outDir, 'cluster-cert.pem'),
-    keyFile = join(outDir, 'cluster-key.pem');
-  if (existsSync(certFile) || existsSync(keyFile)) throw new Error(`${certFile} or ${keyFile} exists already: remove them first or choose another --out`);
-  mkdirSync(outDir, { recursive: true });
-  const san = names.map((n) => (isIP(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
-  const r = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-sha256',
-      '-days',
-      String(days),
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-subj',
-      `/CN=${cfg.cluster.name} cluster`,
-      '-addext',
-      `subjectAltName=${san}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE,pathlen:0',
-      '-addext',
-      'keyUsage=critical,digitalSignature,keyCertSign',
-      '-addext',
-      'extendedKeyUsage=serverAuth',
-    ],
-    { encoding: 'utf8', timeout: 30_000 },
-  );
+function openssl(args: string[]): void {
+  const r = spawnSync('openssl', args, { encoding: 'utf8', timeout: 30_000 });
   if (r.error) throw new Error(`cannot run openssl: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`openssl failed: ${r.stderr.trim()}`);
-  chmodSync(keyFile, 0o600);
-  return { certFile, keyFile, names };
+}
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-sha256'];
+
+export function genCert(cfg: Config, outDir: string, days: number): GenCertResult {
+  const names = clusterNames(cfg);
+  const f = (n: string) => join(outDir, n);
+  const out: GenCertResult = { certFile: f('cluster-cert.pem'), keyFile: f('cluster-key.pem'), caFile: f('cluster-ca.pem'), caKeyFile: f('cluster-ca-key.pem'), names };
+  for (const file of [out.certFile, out.keyFile, out.caFile, out.caKeyFile]) if (existsSync(file)) throw new Error(`${file} exists already: remove the old files first or choose another --out`);
+  mkdirSync(outDir, { recursive: true });
+  const san = names.map((n) => (isIP(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
+  const permitted = names.map((n) => (isIP(n) ? `permitted;IP:${n}/255.255.255.255` : `permitted;DNS:${n}`)).join(',');
+  openssl([
+    'req',
+    '-x509',
+    ...EC_KEY,
+    '-days',
+    String(days),
+    '-keyout',
+    out.caKeyFile,
+    '-out',
+    out.caFile,
+    '-subj',
+    `/CN=${cfg.cluster.name} cluster CA`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE,pathlen:0',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-addext',
+    `nameConstraints=critical,${permitted}`,
+  ]);
+  chmodSync(out.caKeyFile, 0o600);
+  openssl([
+    'req',
+    '-x509',
+    '-CA',
+    out.caFile,
+    '-CAkey',
+    out.caKeyFile,
+    ...EC_KEY,
+    '-days',
+    String(days),
+    '-keyout',
+    out.keyFile,
+    '-out',
+    out.certFile,
+    '-subj',
+    `/CN=${cfg.cluster.name} boards`,
+    '-addext',
+    `subjectAltName=${san}`,
+    '-addext',
+    'basicConstraints=critical,CA:FALSE',
+    '-addext',
+    'keyUsage=critical,digitalSignature',
+    '-addext',
+    'extendedKeyUsage=serverAuth,clientAuth',
+  ]);
+  chmodSync(out.keyFile, 0o600);
+  return out;
 }

@@ -37,7 +37,8 @@ export function readTlsMaterial(c: TlsConfig): TlsMaterial {
 /** A connection to a board's port; `ready` is the event after which a write is on its way. */
 export function dialBoard(board: { address: string; httpPort: number }, t: TlsMaterial | undefined): { sock: net.Socket; ready: 'connect' | 'secureConnect' } {
   if (!t) return { sock: net.connect({ host: board.address, port: board.httpPort, noDelay: true }), ready: 'connect' };
-  const sock = tls.connect({ host: board.address, port: board.httpPort, ca: t.ca, ...(net.isIP(board.address) ? {} : { servername: board.address }) });
+  // The board's own certificate goes with it: the dispatch link takes only a board's.
+  const sock = tls.connect({ host: board.address, port: board.httpPort, ca: t.ca, cert: t.cert, key: t.key, ...(net.isIP(board.address) ? {} : { servername: board.address }) });
   sock.setNoDelay(true);
   return { sock, ready: 'secureConnect' };
 }

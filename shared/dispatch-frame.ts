@@ -251,30 +251,58 @@ export class FrameCodec {
 }
 
 /**
- * Splits a byte stream into whole frames without copying more than one frame's bytes. `push`
- * returns the frames completed by the chunk, or 'oversized' when a frame declares more than the
- * bound (the connection is then closed: nothing after it can be trusted).
+ * Splits a byte stream into whole frames. A frame inside one chunk is a view of it; the chunks of
+ * one that spans several are kept as they came and joined once, when the last arrives (never
+ * copied per chunk), so what a connection holds is what it sent, never what it claims. `push`
+ * returns the frames completed by the chunk, or 'oversized' as soon as a frame's length prefix
+ * declares more than the bound (the connection is then closed: nothing after it can be trusted).
+ * `partial`: a frame has begun and not ended (the link's progress timeout runs meanwhile).
  */
 export class FrameSplitter {
   private parts: Buffer[] = [];
   private held = 0;
+  /** The length of the frame in progress (prefix included), once its prefix has arrived. */
+  private need = 0;
   constructor(private readonly frameBytesMax: number) {}
 
+  get partial(): boolean {
+    return this.held > 0;
+  }
+
   push(chunk: Buffer): Buffer[] | 'oversized' {
-    const out: Buffer[] = [];
-    let buf = this.held > 0 ? Buffer.concat([...this.parts, chunk], this.held + chunk.length) : chunk;
+    if (this.held === 0) return this.split(chunk);
+    this.parts.push(chunk);
+    this.held += chunk.length;
+    if (this.need === 0 && this.held >= 4) {
+      const prefix = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, 4);
+      this.need = prefix.readUInt32BE(0) + 4;
+      if (this.need > this.frameBytesMax) return 'oversized';
+    }
+    if (this.need === 0 || this.held < this.need) return [];
+    const buf = Buffer.concat(this.parts, this.held);
     this.parts = [];
     this.held = 0;
+    this.need = 0;
+    return this.split(buf);
+  }
+
+  /** Whole frames from the front of `buf`; what is left starts the next one. */
+  private split(buf: Buffer): Buffer[] | 'oversized' {
+    const out: Buffer[] = [];
     while (buf.length >= 4) {
       const len = buf.readUInt32BE(0) + 4;
       if (len > this.frameBytesMax) return 'oversized';
-      if (buf.length < len) break;
+      if (buf.length < len) {
+        this.need = len;
+        break;
+      }
       out.push(buf.subarray(0, len));
       buf = buf.subarray(len);
     }
     if (buf.length > 0) {
-      this.parts.push(buf);
+      this.parts = [buf];
       this.held = buf.length;
+      if (buf.length < 4) this.need = 0;
     }
     return out;
   }

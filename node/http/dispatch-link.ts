@@ -3,7 +3,7 @@
 // at its end as one batch: one syscall and one HMAC for all of them. No HTTP client on the
 // master, no HTTP parsing on the board for a forwarded request: the hop costs two small frames.
 import type net from 'node:net';
-import type { BoardConfig } from '../../shared/config.ts';
+import type { BoardConfig, Config } from '../../shared/config.ts';
 import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitter, LINK_MAGIC, type RequestFrame } from '../../shared/dispatch-frame.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 
@@ -23,13 +23,15 @@ interface Waiter {
 export class FrameBatch {
   private frames: Buffer[] = [];
   private bytes = 0;
+  /** `bytesMax`: the largest batch the other end takes (requests to a board are bounded tighter than answers). */
   constructor(
     private readonly sock: net.Socket,
     private readonly codec: FrameCodec,
+    private readonly bytesMax = codec.frameBytesMax,
   ) {}
 
   add(frame: Buffer): void {
-    if (this.frames.length > 0 && this.bytes + frame.length + FrameCodec.BATCH_OVERHEAD > this.codec.frameBytesMax) this.flush();
+    if (this.frames.length > 0 && this.bytes + frame.length + FrameCodec.BATCH_OVERHEAD > this.bytesMax) this.flush();
     if (this.frames.length === 0) setImmediate(this.flush);
     this.frames.push(frame);
     this.bytes += frame.length;
@@ -65,18 +67,22 @@ class Connection {
     private readonly onDrop: (reason: FrameError) => void,
     private readonly onGone: () => void,
     tls: TlsMaterial | undefined,
+    requestBytesMax: number,
   ) {
     this.splitter = new FrameSplitter(codec.frameBytesMax);
     const { sock, ready } = dialBoard(board, tls);
     this.sock = sock;
-    this.batch = new FrameBatch(sock, codec);
+    this.batch = new FrameBatch(sock, codec, requestBytesMax);
     this.sock.setTimeout(connectTimeoutMs, () => {
       if (!this.connected) this.sock.destroy(new Error('connect timeout'));
     });
     this.sock.write(Buffer.of(LINK_MAGIC));
     this.sock.on(ready, () => {
       this.connected = true;
-      this.sock.setTimeout(0);
+      // Idle links are closed here, well before the board's own idle limit, so neither end closes one a request is on its way over.
+      this.sock.setTimeout(LINK_IDLE_MS / 2, () => {
+        if (this.waiting.size === 0) this.sock.destroy();
+      });
     });
     this.sock.on('data', (chunk: Buffer) => this.onData(chunk));
     this.sock.on('error', () => {});
@@ -144,6 +150,7 @@ export class DispatchClient {
     private readonly codec: FrameCodec,
     private readonly connectTimeoutMs: number,
     private readonly onDrop: (reason: FrameError) => void,
+    private readonly requestBytesMax: number,
     private readonly tls?: TlsMaterial,
   ) {
     this.conns = boards.map(() => undefined);
@@ -175,6 +182,7 @@ export class DispatchClient {
         if (this.conns[board] === fresh) this.conns[board] = undefined;
       },
       this.tls,
+      this.requestBytesMax,
     );
     this.conns[board] = fresh;
     return fresh;
@@ -184,40 +192,73 @@ export class DispatchClient {
 export interface LinkRequestHandler {
   /** A verified frame (the caller checks its identity); answer once through `answer`. */
   onRequest(frame: RequestFrame, answer: (a: AnswerFrame) => void): { cancel(): void } | undefined;
-  onDrop(reason: FrameError | 'refused'): void;
+  onDrop(reason: LinkDrop): void;
 }
 
+/** Why a link connection was closed: a bad frame, too many at once, not from a board, no certificate, silent or stalled. */
+export type LinkDrop = FrameError | 'refused' | 'stranger' | 'certificate' | 'hello' | 'stalled';
+
+/** A link that has carried nothing for this long is closed (the master closes its end at half of it). */
+export const LINK_IDLE_MS = 600_000;
+
+export interface LinkLimits {
+  /** The largest frame a board takes: one request (its body, its headers and the frame's fields), or a batch of them. */
+  requestBytesMax: number;
+  /** The first frame must be whole and verified this soon after the magic byte, and every frame this soon after its first byte. */
+  helloMs: number;
+  /** Addresses the master may dial from: the boards'. */
+  peers: ReadonlySet<string>;
+  /** With TLS, the connection must have presented a certificate the cluster's CA signed. */
+  certificate: boolean;
+}
+
+/** The link's limits from the config: a request frame is at most a body, a head and 2 KiB of fields. */
+export function linkLimits(cfg: Pick<Config, 'limits' | 'boards'>, tls: boolean): LinkLimits {
+  const l = cfg.limits;
+  return { requestBytesMax: l.bodyBytesMax + l.headerBytesMax + 2048, helloMs: l.headersTimeoutMs, peers: new Set(cfg.boards.map((b) => b.address)), certificate: tls };
+}
+
+const peerAddress = (sock: net.Socket) => {
+  const a = sock.remoteAddress ?? '';
+  return a.startsWith('::ffff:') ? a.slice(7) : a;
+};
+
 /** The board's end: a connection that began with LINK_MAGIC. `rest` is what followed the magic byte. */
-export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, handler: LinkRequestHandler, inFlightMax: number): void {
-  const splitter = new FrameSplitter(codec.frameBytesMax);
+export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, handler: LinkRequestHandler, inFlightMax: number, limits: LinkLimits): void {
+  const drop = (reason: LinkDrop): void => {
+    handler.onDrop(reason);
+    sock.destroy();
+  };
+  if (!limits.peers.has(peerAddress(sock))) return void drop('stranger');
+  if (limits.certificate && (sock as net.Socket & { authorized?: boolean }).authorized !== true) return void drop('certificate');
+  const splitter = new FrameSplitter(limits.requestBytesMax);
   const running = new Map<number, { cancel(): void } | undefined>();
   const batch = new FrameBatch(sock, codec);
   sock.setNoDelay(true);
+  // Until a verified frame arrives, and while a frame is half-way: helloMs. Between frames: the idle limit.
+  let greeted = false;
+  let stall: NodeJS.Timeout | undefined = setTimeout(() => drop('hello'), limits.helloMs);
+  sock.setTimeout(LINK_IDLE_MS, () => {
+    if (running.size === 0) drop('stalled');
+  });
   const onChunk = (chunk: Buffer): void => {
     const frames = splitter.push(chunk);
-    if (frames === 'oversized') {
-      handler.onDrop('oversized');
-      return void sock.destroy();
+    if (frames === 'oversized') return void drop('oversized');
+    if (greeted || frames.length > 0) {
+      if (stall) clearTimeout(stall);
+      stall = splitter.partial ? setTimeout(() => drop(greeted ? 'stalled' : 'hello'), limits.helloMs) : undefined;
     }
     for (const raw of frames) {
       const fs = unpack(codec, raw);
-      if (typeof fs === 'string') {
-        handler.onDrop(fs);
-        return void sock.destroy();
-      }
+      if (typeof fs === 'string') return void drop(fs);
+      greeted = true;
       for (const f of fs) {
-        if (f.type === 'answer') {
-          handler.onDrop('malformed');
-          return void sock.destroy();
-        }
+        if (f.type === 'answer') return void drop('malformed');
         if (f.type === 'cancel') {
           running.get(f.id)?.cancel();
           continue;
         }
-        if (running.has(f.id) || running.size >= inFlightMax) {
-          handler.onDrop('refused');
-          return void sock.destroy();
-        }
+        if (running.has(f.id) || running.size >= inFlightMax) return void drop('refused');
         running.set(f.id, undefined);
         const id = f.id;
         const c = handler.onRequest(f, (a) => {
@@ -232,6 +273,7 @@ export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, han
   sock.on('error', () => {});
   sock.on('end', () => sock.end());
   sock.on('close', () => {
+    if (stall) clearTimeout(stall);
     // The master is gone: nobody will read these answers.
     for (const c of running.values()) c?.cancel();
     running.clear();

@@ -68,13 +68,20 @@ export class FrontServer {
     const routes = h.lean;
     const deadlines = new LeanDeadlines(checkEveryMs);
     const lean: LeanRoutes | undefined = routes && { accepts: (m, p) => routes.leanAccepts(m, p), handle: (req, res, body, path) => routes.lean(req, res, body, path), handoff: toHttp };
-    const onSocket = (s: Socket) => {
-      if (!h.accept()) return void s.destroy();
+    const track = (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
+    };
+    const onSocket = (s: Socket) => {
+      if (!h.accept()) return void s.destroy();
+      track(s);
       s.on('error', () => {});
       s.setTimeout(l.headersTimeoutMs, () => s.destroy());
+      // Closed by the client before it said anything: nothing to answer.
+      const early = () => s.destroy();
+      s.once('end', early);
       s.once('data', (chunk: Buffer) => {
+        s.off('end', early);
         s.pause();
         s.setTimeout(0);
         if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1));
@@ -85,10 +92,16 @@ export class FrontServer {
     };
     if (secure) {
       // A handshake that does not finish in headersTimeoutMs is dropped (slowloris on TLS).
-      this.listener = tls.createServer({ cert: secure.cert, key: secure.key, handshakeTimeout: l.headersTimeoutMs, minVersion: 'TLSv1.2', allowHalfOpen: true }, onSocket);
+      // A certificate is asked for (not required: browsers have none); the dispatch link takes only a connection that showed the cluster's.
+      this.listener = tls.createServer(
+        { cert: secure.cert, key: secure.key, ca: secure.ca, requestCert: true, rejectUnauthorized: false, handshakeTimeout: l.headersTimeoutMs, minVersion: 'TLSv1.2', allowHalfOpen: true },
+        onSocket,
+      );
+      // Every connection is known from its first packet, the handshake included: a pulled cable or a stop drops them all.
       this.listener.on('connection', (s: Socket) => {
         s.setNoDelay(true);
-        if (!h.accept()) s.destroy();
+        if (!h.accept()) return void s.destroy();
+        track(s);
       });
     } else {
       // Half-open: a client that sends its request and closes its side still gets the answer.

@@ -186,8 +186,8 @@ export async function converged(c: TestCluster, ids = c.boards.map((b) => b.id),
   });
 }
 
-export async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+export async function metric(url: string, name: string, labels: Record<string, string> = {}, ca?: Buffer): Promise<number> {
+  const text = ca ? (await httpGet(`${url}/metrics`, { ca })).text : await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   let sum = 0;
   for (const line of text.split('\n')) {

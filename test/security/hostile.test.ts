@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { hashPassword } from '../../node/auth/password.ts';
 import { converged, getJson, makeCluster, metric, rawRequest, type TestCluster, waitFor } from '../integration/harness.ts';
@@ -47,7 +48,7 @@ describe('hostile clients', () => {
       (cfg) => {
         cfg.auth = { users };
         cfg.devices = devices.devices;
-        cfg.limits = { sseBytesMax: 4096 };
+        cfg.limits = { sseBytesMax: 4096, headersTimeoutMs: 1000 };
         // A hundred levels on the valve: every reading of a moving valve changes some, and each change is an event of the whole alarm list (tens of KB).
         cfg.alarms = Array.from({ length: 100 }, (_, i) => ({
           id: `level-${i}`,
@@ -155,5 +156,40 @@ print("sent", flush=True); time.sleep(120)`;
     assert.ok((await metric(u(1), 'ews_sse_closed_behind_total')) >= 4, 'every unread stream closed');
     assert.equal((await fetch(`${u(1)}/healthz`)).status, 200, 'the board is up');
     assert.ok(rssMb() - before < 10, `RSS grew ${(rssMb() - before).toFixed(1)} MB`);
+  });
+
+  /** A raw connection to b2's port: what it was sent, when it was closed (ms after connecting). */
+  const linkProbe = (bytes: Buffer, localAddress = '127.0.0.1'): Promise<number> =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const s = net.connect({ port: c.boards[1]!.httpPort, host: '127.0.0.1', localAddress }, () => s.write(bytes));
+      s.on('error', () => {});
+      s.on('close', () => resolve(performance.now() - t0));
+      setTimeout(() => s.destroy(), 15_000);
+    });
+  const drops = (reason: string) => metric(u(1), 'ews_link_dropped_total', { reason });
+
+  test('the dispatch link takes only boards: another address is closed at its first byte; a board address that sends no verified frame is closed after headersTimeoutMs', async () => {
+    const stranger = await linkProbe(Buffer.of(0xe5, 0, 0, 0, 10), '127.0.0.2');
+    assert.ok(stranger < 800, `a stranger held the link port ${stranger.toFixed(0)} ms`);
+    assert.ok((await drops('stranger')) >= 1);
+    const silent = await linkProbe(Buffer.of(0xe5));
+    assert.ok(silent >= 900 && silent < 5000, `silent link closed after ${silent.toFixed(0)} ms`);
+    const trickle = await linkProbe(Buffer.concat([Buffer.of(0xe5), Buffer.from([0, 0, 1, 0]), Buffer.alloc(40)]));
+    assert.ok(trickle >= 900 && trickle < 5000, `a frame that never ends closed after ${trickle.toFixed(0)} ms`);
+    assert.ok((await drops('hello')) >= 2);
+  });
+
+  test('a frame claiming more than a request may hold is refused at its length prefix: 40 connections claiming 2 MB cost the board nothing', async () => {
+    const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${c.procs.get('b2')!.pid}/status`, 'utf8'))![1]) / 1024;
+    const before = rssMb();
+    const claim = Buffer.alloc(5 + 64 * 1024, 0x41);
+    claim[0] = 0xe5;
+    claim.writeUInt32BE(2 * 1024 * 1024, 1);
+    const closed = await Promise.all(Array.from({ length: 40 }, () => linkProbe(claim)));
+    assert.ok(Math.max(...closed) < 800, `closed after ${Math.max(...closed).toFixed(0)} ms at the most`);
+    assert.ok((await drops('oversized')) >= 40);
+    assert.ok(rssMb() - before < 10, `RSS grew ${(rssMb() - before).toFixed(1)} MB`);
+    assert.equal((await fetch(`${u(1)}/healthz`)).status, 200);
   });
 });

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
 import { hashPassword } from '../../node/auth/password.ts';
 import { CHROMIUM, launchWith } from '../e2e/browser.ts';
-import { BUNDLE, converged, httpGet, makeCluster, rawRequest, type TestCluster } from '../integration/harness.ts';
+import { BUNDLE, converged, httpGet, makeCluster, metric, rawRequest, type TestCluster } from '../integration/harness.ts';
 import { ptyDevices } from './pty-devices.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
@@ -50,11 +50,11 @@ describe('HTTPS', () => {
     c = await makeCluster(
       3,
       (cfg) => {
-        cfg.tls = { certFile: join(certDir, 'cluster-cert.pem'), keyFile: join(certDir, 'cluster-key.pem') };
+        cfg.tls = { certFile: join(certDir, 'cluster-cert.pem'), keyFile: join(certDir, 'cluster-key.pem'), caFile: join(certDir, 'cluster-ca.pem') };
         cfg.auth = { users };
         cfg.devices = devices.devices;
       },
-      { bundle: true, ca: readFileSync(join(certDir, 'cluster-cert.pem')) },
+      { bundle: true, ca: readFileSync(join(certDir, 'cluster-ca.pem')) },
     );
     ca = c.ca!;
     c.headers = { authorization: `Bearer ${(await login(0)).token}` };
@@ -65,11 +65,42 @@ describe('HTTPS', () => {
     await closeDevices();
   });
 
-  test('gen-cert: the key is private to its owner, the certificate names the boards and is its own CA', () => {
-    assert.equal(statSync(join(certDir, 'cluster-key.pem')).mode & 0o077, 0);
-    const cert = new X509Certificate(ca);
-    assert.match(cert.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
-    assert.equal(cert.ca, true);
+  test('gen-cert: the boards get a leaf (CA:FALSE) for their names; the CA is name-constrained and its key is not in the tls section; keys are private', () => {
+    for (const k of ['cluster-key.pem', 'cluster-ca-key.pem']) assert.equal(statSync(join(certDir, k)).mode & 0o077, 0, k);
+    const leaf = new X509Certificate(readFileSync(join(certDir, 'cluster-cert.pem')));
+    const root = new X509Certificate(ca);
+    assert.match(leaf.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+    assert.equal(leaf.ca, false, 'a board key signs nothing');
+    assert.ok(leaf.checkIssued(root) && leaf.verify(root.publicKey));
+    assert.equal(root.ca, true);
+    const text = spawnSync('openssl', ['x509', '-in', join(certDir, 'cluster-ca.pem'), '-noout', '-ext', 'nameConstraints'], { encoding: 'utf8' }).stdout;
+    assert.match(text, /Permitted:[\s\S]*IP:127\.0\.0\.1\/255\.255\.255\.255/);
+    // With the CA's own key, a certificate for another site does not verify.
+    const bank = join(certDir, 'bank.pem');
+    spawnSync('openssl', [
+      'req',
+      '-x509',
+      '-CA',
+      join(certDir, 'cluster-ca.pem'),
+      '-CAkey',
+      join(certDir, 'cluster-ca-key.pem'),
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(certDir, 'bank-key.pem'),
+      '-out',
+      bank,
+      '-subj',
+      '/CN=bank',
+      '-addext',
+      'subjectAltName=DNS:www.bank.example',
+    ]);
+    const verify = spawnSync('openssl', ['verify', '-CAfile', join(certDir, 'cluster-ca.pem'), bank], { encoding: 'utf8' });
+    assert.notEqual(verify.status, 0);
+    assert.match(verify.stdout + verify.stderr, /permitted subtree violation/);
     const again = spawnSync(process.execPath, [BUNDLE, 'gen-cert', '--config', join(certDir, 'for-cert.json'), '--out', certDir], { encoding: 'utf8' });
     assert.equal(again.status, 1, 'an existing key is never overwritten');
     assert.match(again.stderr, /exists already/);
@@ -89,6 +120,18 @@ describe('HTTPS', () => {
       s.on('error', resolve);
     });
     assert.match(err.message, /self[- ]signed|unable to verify|certificate/i);
+  });
+
+  test('inside TLS the dispatch link takes only a connection that showed the cluster certificate: one without is closed at its first byte', async () => {
+    const closedAfter = await new Promise<number>((resolve) => {
+      const t0 = performance.now();
+      const s = tls.connect({ host: '127.0.0.1', port: c.boards[1]!.httpPort, ca }, () => s.write(Buffer.of(0xe5, 0, 0, 0, 16)));
+      s.on('error', () => {});
+      s.on('close', () => resolve(performance.now() - t0));
+      setTimeout(() => s.destroy(), 10_000);
+    });
+    assert.ok(closedAfter < 2000, `held ${closedAfter.toFixed(0)} ms`);
+    assert.ok((await metric(c.boards[1]!.url, 'ews_link_dropped_total', { reason: 'certificate' }, ca)) >= 1);
   });
 
   test('login over HTTPS: a Secure HttpOnly cookie and HSTS', async () => {

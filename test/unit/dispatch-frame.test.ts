@@ -72,6 +72,27 @@ test('the splitter finds frames at any chunk boundary and refuses one over the b
   assert.equal(new FrameCodec(key, 64).decode(a), 'oversized');
 });
 
+test('a frame in many small writes is joined once, byte for byte; a length prefix over the bound is refused on its own, before any body; the prefix may itself be split', () => {
+  const body = Buffer.alloc(3000, 7);
+  const frame = codec.request({ ...req, body });
+  const s = new FrameSplitter(4096);
+  let got: Buffer[] = [];
+  for (let i = 0; i < frame.length; i += 200) {
+    const r = s.push(frame.subarray(i, i + 200));
+    assert.notEqual(r, 'oversized');
+    got = got.concat(r as Buffer[]);
+    if (i + 200 < frame.length) assert.equal(s.partial, true);
+  }
+  assert.equal(got.length, 1);
+  assert.ok(got[0]!.equals(frame));
+  assert.equal(s.partial, false);
+  const claim = Buffer.alloc(4);
+  claim.writeUInt32BE(2 * 1024 * 1024, 0);
+  const t = new FrameSplitter(4096);
+  assert.deepEqual(t.push(claim.subarray(0, 2)), [], 'half a prefix: nothing known yet');
+  assert.equal(t.push(claim.subarray(2)), 'oversized', 'refused the moment the prefix is whole');
+});
+
 test('a batch carries its frames under one tag: every frame comes back, any altered byte fails the whole batch, a batch in a batch is refused', () => {
   const parts = [codec.request(req, false), codec.cancel(7, false), codec.answer({ id: 9, load: 1, status: 200, refused: false, head: headerLines(['x-a', '1']), body: Buffer.from('b') }, false)];
   const sealed = codec.sealBatch(parts);
