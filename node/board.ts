@@ -132,7 +132,13 @@ export class Board {
     });
     const [operator, watched] = [() => reactions.operator, () => reactions.watched()];
     const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
-    sessions.onLogin = (user, ok, client) => void reactions.operator.record('login', { user, subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
+    sessions.onLogin = (user, ok, client) =>
+      reactions.operator.recordLogin(
+        user,
+        ok,
+        client,
+        guard.users.some((u) => u.name === user),
+      );
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax, limits);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 // The cluster's event and audit log: who pressed what, logins, failovers, devices going offline,
 // alarms raised and acknowledged. Each entry is made on one board and shared in LOG packets;
 // every board keeps the same bounded ring (newest kept), so the log survives any one board, and
@@ -42,10 +44,21 @@ export function parseLogEntry(o: unknown): LogEntry | undefined {
   return { id, at, board, kind, user, subject, text, status };
 }
 
+/** A failed login: anyone can make one, so they have a share of their own and never push out what matters. */
+export const isFailedLogin = (e: LogEntry): boolean => e.kind === 'login' && e.status !== 200;
+
+/** How a name typed at a failed login is kept when it is no configured user's (it may well be a password): a short hash, never the text. */
+export function typedName(name: string): string {
+  return `unknown #${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
+}
+
 export class AuditLog {
   private readonly entries: LogEntry[] = [];
   private readonly ids = new Set<string>();
   private seq = 0;
+  private failed = 0;
+  /** Failed logins kept at most: a tenth of the log, at least 10. */
+  readonly failedMax: number;
   /** A new entry from this board or another: the SSE stream and MQTT hear of it. */
   onEntry: (e: LogEntry) => void = () => {};
 
@@ -53,7 +66,9 @@ export class AuditLog {
     private readonly max: number,
     private readonly board: string,
     private readonly bootEpoch: number,
-  ) {}
+  ) {
+    this.failedMax = Math.max(10, Math.floor(max / 10));
+  }
 
   /** A new entry made here (the caller broadcasts it). */
   make(kind: LogKind, fields: { user?: string | null; subject?: string | null; text: string; status?: number | null }, at = Date.now()): LogEntry {
@@ -71,15 +86,28 @@ export class AuditLog {
     return e;
   }
 
-  /** An entry from anywhere; false if already held. Kept in time order; the oldest go past the bound. */
+  /**
+   * An entry from anywhere; false if already held or too old to keep. Kept in time order. Failed
+   * logins have their own bound (failedMax: the oldest of them go first); everything else has
+   * `max`, so no number of failed logins can push out a command, an alarm, a master or an
+   * acknowledgement.
+   */
   add(e: LogEntry): boolean {
     if (this.ids.has(e.id)) return false;
+    const failed = isFailedLogin(e);
     let i = this.entries.length;
     while (i > 0 && this.entries[i - 1]!.at > e.at) i--;
-    if (i === 0 && this.entries.length >= this.max) return false; // older than everything kept
     this.entries.splice(i, 0, e);
     this.ids.add(e.id);
-    while (this.entries.length > this.max) this.ids.delete(this.entries.shift()!.id);
+    if (failed) this.failed++;
+    // Past a bound, the oldest of that share goes (possibly the one just added: it was older than all kept).
+    if (failed ? this.failed > this.failedMax : this.entries.length - this.failed > this.max) {
+      const k = this.entries.findIndex((x) => isFailedLogin(x) === failed);
+      const [gone] = this.entries.splice(k, 1);
+      this.ids.delete(gone!.id);
+      if (failed) this.failed--;
+      if (gone === e) return false;
+    }
     this.onEntry(e);
     return true;
   }
@@ -93,5 +121,10 @@ export class AuditLog {
 
   get size(): number {
     return this.entries.length;
+  }
+
+  /** Entries this log keeps at most, failed logins' share included (the bound on disk too). */
+  get capacity(): number {
+    return this.max + this.failedMax;
   }
 }

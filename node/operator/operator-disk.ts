@@ -75,7 +75,7 @@ export class OperatorDisk {
   /** A new entry in this board's log (its own or another board's). */
   logged(e: LogEntry, all: () => LogEntry[]): void {
     this.audit.append(e).catch((err: Error) => this.onError('audit log', err));
-    if (this.audit.lines > COMPACT_FACTOR * this.cfg.limits.auditLogMax) this.audit.rewrite(() => journalText(all()));
+    if (this.audit.lines > COMPACT_FACTOR * (this.cfg.limits.auditLogMax + Math.max(10, Math.floor(this.cfg.limits.auditLogMax / 10)))) this.audit.rewrite(() => journalText(all()));
   }
 
   /** An alarm raised, cleared or acknowledged. */

@@ -8,7 +8,7 @@ import type { AppMessage } from '../../shared/protocol.ts';
 import type { DeviceView } from '../devices/device-directory.ts';
 import { broadcastList } from '../list-broadcast.ts';
 import { Alarms, type AlarmView } from './alarms.ts';
-import { AuditLog, type LogEntry, type LogKind, parseLogEntry } from './audit-log.ts';
+import { AuditLog, type LogEntry, type LogKind, parseLogEntry, typedName } from './audit-log.ts';
 import { History } from './history.ts';
 import type { OperatorDisk } from './operator-disk.ts';
 
@@ -73,6 +73,11 @@ export class OperatorState {
       () => this.log.since(0),
       () => this.alarms.list(),
     );
+  }
+
+  /** A login: a name typed at a failed one is kept as a hash unless it is a configured user's (it may be a password). */
+  recordLogin(user: string, ok: boolean, client: string, known: boolean): void {
+    this.record('login', { user: ok || known ? user : typedName(user), subject: client, status: ok ? 200 : 401, text: ok ? 'logged in' : 'wrong name or password' });
   }
 
   /** Newest time this board holds anything for (a rejoining board asks the master for what came after). */
