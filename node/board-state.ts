@@ -3,6 +3,7 @@
 // stateDir ("stateDir": false) all of it lives in memory only.
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
+import { SERVICE_SESSION_TTL_S } from './auth/session.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
 import { type IntentLog, openIntentLog } from './intent-log.ts';
 import type { Logger } from './log.ts';
@@ -27,7 +28,13 @@ export function openBoardState(stateDir: string | undefined, cfg: Config, self: 
     bytesWritten: () => (intents?.bytesWritten ?? 0) + (disk?.bytesWritten ?? 0),
     bootEpoch: nextBootEpoch(stateDir, self.id),
     intents,
-    revoked: new RevokedSessions(l.revokedSessionsMax, stateDir ? revokedFile(stateDir, self.id) : undefined, Date.now(), (e) => log.error({ err: e.message }, 'cannot save the revoked sessions')),
+    revoked: new RevokedSessions(
+      l.revokedSessionsMax,
+      stateDir ? revokedFile(stateDir, self.id) : undefined,
+      Date.now(),
+      (e) => log.error({ err: e.message }, 'cannot save the revoked sessions'),
+      Math.max(cfg.auth?.sessionTtlS ?? 0, SERVICE_SESSION_TTL_S),
+    ),
     disk,
   };
 }

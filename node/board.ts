@@ -8,7 +8,7 @@ import { EwsError } from '../shared/errors.ts';
 import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
 import { AuthGuard } from './auth/guard.ts';
-import { SessionSigner } from './auth/session.ts';
+import { SERVICE_SESSION_TTL_S, SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { openBoardState } from './board-state.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
@@ -101,7 +101,8 @@ export class Board {
     worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
     // Schedules and MQTT commands enter through this board's own port, each call with a short-lived operator session of its own.
-    const service = (name: string) => (): Record<string, string> => (guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', 300, Date.now(), true).token}` });
+    const service = (name: string) => (): Record<string, string> =>
+      guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', SERVICE_SESSION_TTL_S, Date.now(), true).token}` };
     const [view, closing] = [() => this.view(), () => this.closing];
     const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
@@ -126,10 +127,7 @@ export class Board {
     link.afterApply = () => intake.pump();
     link.onApp = (msg) => reactions.onApp(msg);
 
-    const sessions = new SessionRoutes(cfg, guard, state.revoked, (sid, exp) => {
-      hub.endSession(sid);
-      reactions.sendRevoked([[sid, exp]]);
-    });
+    const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
     const [operator, watched] = [() => reactions.operator, () => reactions.watched()];
     const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
     sessions.onLogin = (user, ok, client) =>

@@ -7,6 +7,7 @@ import type { CoreEvent } from '../shared/election.ts';
 import { EwsError } from '../shared/errors.ts';
 import { parseIdem } from '../shared/idempotency-store.ts';
 import type { AppMessage } from '../shared/protocol.ts';
+import type { RevokedEntry } from './auth/revoked-sessions.ts';
 import { HealthBook } from './board-health.ts';
 import type { BoardState } from './board-state.ts';
 import type { ClusterMirror } from './cluster-plane/mirror.ts';
@@ -134,6 +135,7 @@ export class ClusterReactions {
     this.d.notifier?.close();
     this.operator.flushHistory();
     await this.d.state.disk?.close();
+    await this.d.state.revoked.drained();
   }
 
   /** A board that was away (booted, or lost its master) asks the master for what it missed: the log and the history since then. */
@@ -207,7 +209,7 @@ export class ClusterReactions {
     const { d } = this;
     if (msg.type === 'REVOKE') {
       const list = Array.isArray(msg.body.list) ? msg.body.list : [];
-      if (d.state.revoked.add(list, Date.now())) for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string') d.hub.endSession(e[0]);
+      this.endStreams(d.state.revoked.add(list, Date.now()));
       return;
     }
     if (msg.type === 'HEALTH') {
@@ -232,8 +234,21 @@ export class ClusterReactions {
     }
   }
 
+  /** A logout on this board: its streams end here, and every board hears of it. */
+  loggedOut(entries: RevokedEntry[]): void {
+    this.endStreams(entries);
+    this.sendRevoked(entries);
+  }
+
+  private endStreams(entries: readonly RevokedEntry[]): void {
+    for (const e of entries) {
+      if (e[0] === '~') this.d.hub.endUser(e[1] as string);
+      else this.d.hub.endSession(e[0]);
+    }
+  }
+
   /** Logged-out sessions to every board, as many per packet as fit; sent twice, as a packet may be lost. */
-  sendRevoked(list: ReadonlyArray<readonly [string, number]>): void {
+  sendRevoked(list: readonly RevokedEntry[]): void {
     const { d } = this;
     broadcastList((body) => d.link.broadcastApp('REVOKE', body), list, d.cfg.limits.udpPacketBytesMax, d.cfg.cluster.heartbeatMs);
   }

@@ -68,6 +68,11 @@ export class EventsHub {
     for (const [res, s] of this.clients) if (s.owner.sid === sid) res.end();
   }
 
+  /** Every session of a user issued until now was logged out: their streams end (the UI logs in again). */
+  endUser(user: string): void {
+    for (const [res, s] of this.clients) if (s.owner.sid !== undefined && s.owner.user === user) res.end();
+  }
+
   publish(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
     // What an event replaces while a client is behind: a device's reading its earlier one; a log entry nothing.

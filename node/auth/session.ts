@@ -14,8 +14,13 @@ export interface Session {
   user: string;
   role: Role;
   exp: number;
+  /** When it was issued (ms): a user's not-valid-before time kills the sessions issued before it. */
+  iat?: number;
   svc?: 1;
 }
+
+/** How long a board's own service sessions (schedules, MQTT, sync) last. */
+export const SERVICE_SESSION_TTL_S = 300;
 
 export class SessionSigner {
   private readonly key: Buffer;
@@ -23,14 +28,14 @@ export class SessionSigner {
   /** `revoked`: sessions logged out before they expire. */
   constructor(
     clusterKey: Buffer,
-    private readonly revoked: { has(sid: string): boolean },
+    private readonly revoked: { has(sid: string): boolean; notBefore(user: string): number },
   ) {
     this.key = createHmac('sha256', clusterKey).update('ews-session-v1').digest();
     this.csrfKey = createHmac('sha256', clusterKey).update('ews-csrf-v1').digest();
   }
 
   issue(user: string, role: Role, ttlS: number, nowMs: number, service = false): { token: string; session: Session } {
-    const session: Session = { sid: randomBytes(12).toString('base64url'), user, role, exp: Math.floor(nowMs / 1000) + ttlS, ...(service ? { svc: 1 as const } : {}) };
+    const session: Session = { sid: randomBytes(12).toString('base64url'), user, role, exp: Math.floor(nowMs / 1000) + ttlS, iat: nowMs, ...(service ? { svc: 1 as const } : {}) };
     const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
     return { token: `v1.${payload}.${this.tag(payload)}`, session };
   }
@@ -50,7 +55,7 @@ export class SessionSigner {
     }
     if (typeof s !== 'object' || s === null || typeof s.sid !== 'string' || typeof s.user !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= nowMs || !ROLES.includes(s.role))
       return undefined;
-    if (this.revoked.has(s.sid)) return undefined;
+    if (this.revoked.has(s.sid) || (typeof s.iat === 'number' ? s.iat : 0) < this.revoked.notBefore(s.user)) return undefined;
     return s;
   }
 

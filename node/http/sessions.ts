@@ -22,7 +22,7 @@ export class SessionRoutes {
     private readonly cfg: Config,
     private readonly guard: AuthGuard,
     private readonly revoked: RevokedSessions,
-    private readonly loggedOut: (sid: string, exp: number) => void,
+    private readonly loggedOut: (revoked: ReturnType<RevokedSessions['revoke']>) => void,
   ) {
     this.passwords = new PasswordVerifier(cfg.limits.loginsWaitingMax);
   }
@@ -61,10 +61,7 @@ export class SessionRoutes {
     if (req.headers.origin && !this.guard.sameSite(req)) throw new EwsError('FORBIDDEN', 'cross-site logout refused');
     // The token dies everywhere, not just the cookie here: on disk here, and on every board.
     const p = this.guard.principal(req, Date.now());
-    if (p?.session) {
-      this.revoked.add([[p.session.sid, p.session.exp]], Date.now());
-      this.loggedOut(p.session.sid, p.session.exp);
-    }
+    if (p?.session) this.loggedOut(this.revoked.revoke(p.session.sid, p.session.exp, p.session.user, Date.now()));
     res.setHeader('set-cookie', `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
     sendJson(res, 200, { ok: true });
   }

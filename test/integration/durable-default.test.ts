@@ -3,7 +3,7 @@
 // every board; `"stateDir": false` is memory only, shown per board and raised as an alarm.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -57,7 +57,8 @@ describe('durable by default', () => {
     });
     const gone = await login(c);
     assert.equal((await httpGet(`${c.boards[2]!.url}/api/logout`, { method: 'POST', headers: { authorization: `Bearer ${gone}` } })).status, 200);
-    await waitFor('the logout on every disk', async () => c.boards.every((b) => existsSync(join(dir, `${b.id}.revoked-sessions.json`))));
+    const sid = (JSON.parse(Buffer.from(gone.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+    await waitFor('the logout on every disk', async () => c.boards.every((b) => existsSync(join(dir, `${b.id}.revoked.log`)) && readFileSync(join(dir, `${b.id}.revoked.log`), 'utf8').includes(sid)));
     await restartAll(c);
     for (const b of c.boards) assert.equal((await httpGet(`${b.url}/api/cluster`, { headers: { authorization: `Bearer ${gone}` } })).status, 401, `${b.id}: still logged out`);
     assert.equal((await httpGet(`${c.boards[0]!.url}/api/cluster`, { headers: c.headers })).status, 200, 'the other session works');

@@ -366,7 +366,7 @@ describe('security', () => {
     c.start('b3');
     await converged(c);
     await waitFor('b3 learned the logouts', async () => (await statusAt(2, '/api/devices', t1)) === 401 && (await statusAt(2, '/api/devices', t2)) === 401);
-    await waitFor('b3 wrote them down', async () => readFileSync(join(stateDir, 'b3.revoked-sessions.json'), 'utf8').includes(JSON.parse(Buffer.from(t2.split('.')[1]!, 'base64url').toString()).sid));
+    await waitFor('b3 wrote them down', async () => readFileSync(join(stateDir, 'b3.revoked.log'), 'utf8').includes(JSON.parse(Buffer.from(t2.split('.')[1]!, 'base64url').toString()).sid));
     // A power cut: every board restarts, with nothing in memory.
     await c.stop();
     await startAll(['b1', 'b2', 'b3']);

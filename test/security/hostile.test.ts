@@ -48,7 +48,7 @@ describe('hostile clients', () => {
       (cfg) => {
         cfg.auth = { users };
         cfg.devices = devices.devices;
-        cfg.limits = { sseBytesMax: 4096, headersTimeoutMs: 1000 };
+        cfg.limits = { sseBytesMax: 4096, headersTimeoutMs: 1000, revokedSessionsMax: 16 };
         // A hundred levels on the valve: every reading of a moving valve changes some, and each change is an event of the whole alarm list (tens of KB).
         cfg.alarms = Array.from({ length: 100 }, (_, i) => ({
           id: `level-${i}`,
@@ -192,5 +192,18 @@ print("sent", flush=True); time.sleep(120)`;
     assert.ok((await drops('oversized')) >= 40);
     assert.ok(rssMb() - before < 10, `RSS grew ${(rssMb() - before).toFixed(1)} MB`);
     assert.equal((await fetch(`${u(1)}/healthz`)).status, 200);
+  });
+
+  test("a logout is never undone by later ones: past the set's bound a viewer's logouts log the viewer out everywhere, and the operator's token stays dead on every board", async () => {
+    const victim = await login(OP);
+    const logout = (token: string, i = 0) => fetch(`${u(i)}/api/logout`, { method: 'POST', headers: bearer(token) });
+    assert.equal((await logout(victim)).status, 200);
+    for (let i = 0; i < 20; i++) assert.equal((await logout(await login(VIEW, i % 3), i % 3)).status, 200);
+    for (const i of [0, 1, 2]) {
+      await waitFor(`board ${i + 1} agrees`, async () => (await fetch(`${u(i)}/api/cluster`, { headers: bearer(victim) })).status === 401);
+    }
+    const fresh = await login(VIEW);
+    assert.equal((await fetch(`${u(2)}/api/cluster`, { headers: bearer(fresh) })).status, 200, 'a viewer who logs in again is let in');
+    c.headers = bearer(fresh);
   });
 });

@@ -15,48 +15,61 @@ import { EwsError } from '../../shared/errors.ts';
 
 const T0 = 1_800_000_000_000;
 
-test('a revoked session stays revoked across a restart (the file in stateDir), and is forgotten when it expires', () => {
+test('a revoked session stays revoked across a restart (appended to the journal in stateDir), and is forgotten when it expires', async () => {
   const file = revokedFile(mkdtempSync(join(tmpdir(), 'ews-revoked-')), 'b1');
   const a = new RevokedSessions(16, file, T0);
-  assert.equal(
-    a.add(
-      [
-        ['s1', T0 / 1000 + 60],
-        ['s2', T0 / 1000 + 3600],
-      ],
-      T0,
-    ),
-    true,
-  );
-  assert.equal(a.add([['s1', T0 / 1000 + 60]], T0), false, 'nothing new');
+  assert.equal(a.revoke('s1', T0 / 1000 + 60, 'olga', T0).length, 1);
+  assert.equal(a.add([['s2', T0 / 1000 + 3600, 'olga']], T0).length, 1);
+  assert.deepEqual(a.add([['s1', T0 / 1000 + 60]], T0), [], 'nothing new');
+  await a.drained();
+  assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 2, 'one line appended per logout, no rewrite');
   const b = new RevokedSessions(16, file, T0 + 1000);
   assert.ok(b.has('s1') && b.has('s2'), 'loaded after a restart');
   // 61 s later s1 would have expired anyway: it is not loaded again.
   const c = new RevokedSessions(16, file, T0 + 61_000);
   assert.equal(c.has('s1'), false);
   assert.equal(c.has('s2'), true);
-  assert.deepEqual(c.list(T0 + 61_000), [['s2', T0 / 1000 + 3600]]);
+  assert.deepEqual(c.list(T0 + 61_000), [['s2', T0 / 1000 + 3600, 'olga']]);
 });
 
-test('the set is bounded: at the bound the entry that expires soonest goes; junk entries are ignored', () => {
-  const r = new RevokedSessions(16, undefined, T0);
-  for (let i = 0; i < 16; i++) r.add([[`s${i}`, T0 / 1000 + 100 + i]], T0);
+test("never forgotten before expiry: at the bound a logout becomes its user's not-valid-before, and no number of other logouts brings a session back; junk is ignored", () => {
+  const r = new RevokedSessions(16, undefined, T0, () => {}, 3600);
+  r.revoke('victim', T0 / 1000 + 100, 'olga', T0);
+  for (let i = 0; i < 15; i++) r.revoke(`v${i}`, T0 / 1000 + 100 + i, 'victor', T0);
   assert.equal(r.size, 16);
-  r.add([['late', T0 / 1000 + 10_000]], T0);
+  // A viewer logging out 100 more times: each one is past the bound.
+  for (let i = 0; i < 100; i++) r.revoke(`x${i}`, T0 / 1000 + 10_000, 'victor', T0 + 5 + i);
+  assert.equal(r.has('victim'), true, "the operator's logout holds");
+  assert.equal(r.size, 16, 'nothing evicted');
+  assert.equal(r.notBefore('victor'), T0 + 104, 'the viewer is logged out everywhere instead');
+  assert.equal(r.notBefore('olga'), 0);
+  assert.deepEqual(r.add([['x'.repeat(65), T0 / 1000 + 60], ['old', T0 / 1000 - 1], 'junk', [1, 2], ['ok'], null, ['~', 'u', 'x', 1]], T0), []);
   assert.equal(r.size, 16);
-  assert.equal(r.has('s0'), false, 'the soonest to expire was dropped');
-  assert.equal(r.has('late'), true);
-  assert.equal(r.add([['x'.repeat(65), T0 / 1000 + 60], ['old', T0 / 1000 - 1], 'junk', [1, 2], ['ok'], null], T0), false);
-  assert.equal(r.size, 16);
+  // A peer's copy of an earlier version (no user) that fits nowhere is dropped and counted.
+  const full = new RevokedSessions(16, undefined, T0);
+  for (let i = 0; i < 32; i++) full.add([[`p${i}`, T0 / 1000 + 60]], T0);
+  assert.deepEqual(full.add([['p-last', T0 / 1000 + 60]], T0), []);
+  assert.equal(full.dropped, 1);
 });
 
-test('a damaged file starts an empty set instead of failing the boot', () => {
+test('a signed session is dead once its user has a not-valid-before after it was issued; one issued later lives', () => {
+  const revoked = new RevokedSessions(16, undefined, T0);
+  const signer = new SessionSigner(Buffer.alloc(32, 1), revoked);
+  const before = signer.issue('victor', 'viewer', 3600, T0);
+  revoked.add([['~', 'victor', T0 + 10, T0 / 1000 + 3600]], T0 + 10);
+  const after = signer.issue('victor', 'viewer', 3600, T0 + 20);
+  assert.equal(signer.verify(before.token, T0 + 30), undefined);
+  assert.equal(signer.verify(after.token, T0 + 30)?.user, 'victor');
+});
+
+test('a damaged journal starts an empty set instead of failing the boot', async () => {
   const file = revokedFile(mkdtempSync(join(tmpdir(), 'ews-revoked-')), 'b1');
   writeFileSync(file, '{not json');
   const r = new RevokedSessions(16, file, T0);
   assert.equal(r.size, 0);
-  r.add([['s', T0 / 1000 + 60]], T0);
-  assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), [['s', T0 / 1000 + 60]]);
+  r.revoke('s', T0 / 1000 + 60, 'olga', T0);
+  await r.drained();
+  assert.equal(new RevokedSessions(16, file, T0).has('s'), true);
 });
 
 test('a signed session is refused once revoked', () => {
