@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { LoginAdmission } from '../../shared/login-admission.ts';
 import { type AuthGuard, COOKIE } from '../auth/guard.ts';
 import { NOBODY_HASH, PasswordVerifier } from '../auth/password.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
@@ -13,6 +14,7 @@ export class SessionRoutes {
   private readonly loginByClient = new RateLimiter(10, 10);
   private readonly loginByUser = new RateLimiter(5, 5);
   private readonly passwords: PasswordVerifier;
+  private readonly admission: LoginAdmission;
 
   /** `loggedOut`: tell every board a session is revoked, and end its event streams. */
   /** Every password checked, right or wrong (the audit log). */
@@ -25,6 +27,7 @@ export class SessionRoutes {
     private readonly loggedOut: (revoked: ReturnType<RevokedSessions['revoke']>) => void,
   ) {
     this.passwords = new PasswordVerifier(cfg.limits.loginsWaitingMax);
+    this.admission = new LoginAdmission(cfg.limits.loginsWaitingMax + 1);
   }
 
   async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -47,8 +50,16 @@ export class SessionRoutes {
     if (wait > 0) throw new EwsError('RATE_LIMITED', undefined, { retryAfterS: wait });
     if (!auth || auth.disabled) return sendJson(res, 200, { token: '', role: 'admin', csrf: '', expiresAt: null, open: true });
     const user = this.guard.users.find((u) => u.name === name);
-    // The same scrypt work whether or not the user exists.
-    const ok = (await this.passwords.verify(password, user?.passwordHash ?? NOBODY_HASH)) && user !== undefined;
+    // One check per source at a time, and room kept for sources that logged in before: a flood from many addresses cannot starve them.
+    const admit = this.admission.admit(client);
+    if (admit !== 'ok') throw new EwsError('QUEUE_FULL', admit === 'source-busy' ? 'a login from this address is being checked; wait for it' : 'too many logins in progress', { retryAfterS: 1 });
+    let ok = false;
+    try {
+      // The same scrypt work whether or not the user exists.
+      ok = (await this.passwords.verify(password, user?.passwordHash ?? NOBODY_HASH)) && user !== undefined;
+    } finally {
+      this.admission.done(client, ok);
+    }
     this.onLogin(name, ok, client);
     if (!ok || !user) throw new EwsError('UNAUTHENTICATED', 'wrong name or password');
     const { token, session } = this.guard.signer.issue(user.name, user.role, auth.sessionTtlS, now);

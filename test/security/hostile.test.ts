@@ -206,4 +206,29 @@ print("sent", flush=True); time.sleep(120)`;
     assert.equal((await fetch(`${u(2)}/api/cluster`, { headers: bearer(fresh) })).status, 200, 'a viewer who logs in again is let in');
     c.headers = bearer(fresh);
   });
+
+  test('a flood of failed logins from rotating addresses cannot lock out an operator who has logged in before', async () => {
+    const { request } = await import('node:http');
+    const attempt = (who: { name: string; password: string }, localAddress: string) =>
+      new Promise<number>((resolve) => {
+        const q = request(`${u(0)}/api/login`, { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        q.on('error', () => resolve(0));
+        q.end(JSON.stringify(who));
+      });
+    assert.equal(await attempt(OP, '127.0.7.1'), 200, 'she logged in from here before');
+    let stop = false;
+    const refused: number[] = [];
+    const flood = Array.from({ length: 40 }, async (_, k) => {
+      for (let n = 0; !stop; n++) refused.push(await attempt({ name: `guess${n}`, password: 'nope' }, `127.0.7.${10 + ((k * 7 + n) % 240)}`));
+    });
+    const mine: number[] = [];
+    for (let i = 0; i < 4; i++) mine.push(await attempt(OP, '127.0.7.1'));
+    stop = true;
+    await Promise.all(flood);
+    assert.ok(refused.filter((s) => s === 503).length > 0, 'the flood saturated the password checks');
+    assert.deepEqual(mine, [200, 200, 200, 200], 'within her own rate limit (5 a minute from one address), every login goes through');
+  });
 });

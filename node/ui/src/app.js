@@ -43,10 +43,11 @@
   }
 
   const RETRY_CODES = new Set(['NO_MASTER', 'SHUTTING_DOWN', 'BOARD_FAILED', 'NO_BOARD']);
+  const LOGIN_RETRY_CODES = new Set([...RETRY_CODES, 'QUEUE_FULL']);
 
   // Every call goes to the current board; if it cannot answer for the cluster (network error, no
   // master, its board failed), the next board the page knows. Retries keep the same Idempotency-Key.
-  async function api(path, { method = 'GET', body, key, deadlineMs = 15000 } = {}) {
+  async function api(path, { method = 'GET', body, key, deadlineMs = 15000, retry = RETRY_CODES } = {}) {
     const until = Date.now() + deadlineMs;
     let attempt = 0;
     let last = { error: { code: 'UNREACHABLE', message: 'no board of the cluster answers' } };
@@ -63,7 +64,7 @@
         const perTry = Math.max(1000, Math.min(until - Date.now(), method === 'GET' ? 4000 : 11000));
         const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include', signal: AbortSignal.timeout(perTry) });
         const data = await r.json().catch(() => ({}));
-        if (r.status >= 502 && r.status <= 503 && RETRY_CODES.has(data.error && data.error.code)) {
+        if (r.status >= 502 && r.status <= 503 && retry.has(data.error && data.error.code)) {
           last = data;
           throw new Error('cluster busy');
         }
@@ -113,7 +114,8 @@
     const f = ev.target;
     const err = $('#login-error');
     err.textContent = '';
-    const r = await api('/api/login', { method: 'POST', body: { name: f.name.value, password: f.password.value }, deadlineMs: 8000 });
+    // A board whose password checks are all taken (a flood of logins) is not the only one: try the next.
+    const r = await api('/api/login', { method: 'POST', body: { name: f.name.value, password: f.password.value }, deadlineMs: 8000, retry: LOGIN_RETRY_CODES });
     if (r.status === 200) {
       f.password.value = '';
       return enter(r.data);
