@@ -35,8 +35,8 @@ export class Cable {
         port.send(buf, p, address, done);
       },
       onMessage: (fn) =>
-        port.onMessage((buf, size) => {
-          if (!this.state) fn(buf, size);
+        port.onMessage((buf, size, from) => {
+          if (!this.state) fn(buf, size, from);
         }),
     };
   }

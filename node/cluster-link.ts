@@ -7,12 +7,14 @@ import type { Clock } from '../shared/clock.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../shared/election.ts';
 import type { Counter, Registry } from '../shared/metrics.ts';
-import { type AppMessage, type Codec, createCodec, DROP_REASONS, type Message } from '../shared/protocol.ts';
+import { type AppMessage, type Codec, createCodec, DROP_REASONS, type DropReason, type Message } from '../shared/protocol.ts';
 import { ReplayGuard } from '../shared/replay-guard.ts';
 import type { Logger } from './log.ts';
 import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
 const EPOCH_MAX = 2 ** 48 - 1;
+/** Dropped packets within one Tmax that make it a flood: legitimate traffic is a few per heartbeat. */
+const FLOOD_DROPS_PER_TMAX = 200;
 
 type LinkConfig = Pick<Config, 'cluster' | 'boards' | 'limits'>;
 
@@ -42,6 +44,12 @@ export class ClusterLink {
   private lastStateTerm = -1;
   stateGapMaxMs = 0;
   private lateGaps: Counter;
+  /** The boards' addresses: a datagram from anywhere else is dropped before its tag is computed. */
+  private readonly sources: ReadonlySet<string>;
+  private junkWindowAt = 0;
+  private junkInWindow = 0;
+  private flooding = false;
+  private readonly floodHolds: Counter;
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
   /** DEVICE, IDEM and REVOKE packets from other boards. */
@@ -73,13 +81,15 @@ export class ClusterLink {
     this.lateGaps = metrics.counter('ews_state_gaps_late_total', 'STATE gaps from the master longer than 2 heartbeats, or than Tmax');
     this.lateGaps.inc({ over: '2x_heartbeat' }, 0);
     this.lateGaps.inc({ over: 'tmax' }, 0);
+    this.sources = new Set(cfg.boards.map((b) => b.address));
+    this.floodHolds = metrics.counter('ews_udp_floods_total', 'Floods of dropped packets counted (each held a takeover on silence alone back)');
   }
 
   async start(): Promise<void> {
     const broadcastMode = this.cfg.cluster.broadcast !== 'peers';
     const sock = this.transport.udp(broadcastMode);
     this.socket = sock;
-    sock.onMessage((buf, size) => this.onPacket(buf, size));
+    sock.onMessage((buf, size, from) => this.onPacket(buf, size, from));
     // Broadcasts arrive on 0.0.0.0 only; in peers mode bind the board's own address and port.
     await sock.bind(this.self.udpPort, broadcastMode ? '0.0.0.0' : this.self.address);
     sock.onError((err) => this.log.error({ err }, 'udp socket error'));
@@ -164,19 +174,15 @@ export class ClusterLink {
     this.apply(this.core.tick(this.clock.now()));
   };
 
-  private onPacket(buf: Buffer, size: number): void {
+  private onPacket(buf: Buffer, size: number, from: string): void {
     if (this.suspended) return;
+    if (!this.sources.has(from)) return this.drop('source');
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
-    if (!d.ok) {
-      this.dropped.inc({ reason: d.reason });
-      return;
-    }
+    if (!d.ok) return this.drop(d.reason);
     const msg = d.msg;
     if (msg.sender === this.self.index) return; // our own broadcast coming back
-    if (!this.guard.accept(msg.sender, d.env)) {
-      this.dropped.inc({ reason: 'replay' });
-      return;
-    }
+    if (this.cfg.boards[msg.sender]!.address !== from) return this.drop('source');
+    if (!this.guard.accept(msg.sender, d.env)) return this.drop('replay');
     this.received.inc({ type: msg.type });
     if (d.env.epoch > this.peerEpochs[msg.sender]!) {
       // A board whose boot epoch grew restarted, JOIN or not (a quick restart may miss no heartbeat).
@@ -198,6 +204,35 @@ export class ClusterLink {
     }
     this.apply(this.core.receive(msg, now));
     if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE' || msg.type === 'HEALTH' || msg.type === 'LOG') this.onApp(msg);
+  }
+
+  /**
+   * A dropped packet. Many within one Tmax are a flood: the junk may be what keeps the master's
+   * STATEs from arriving, so this board does not take over on the master's silence alone while it
+   * lasts (the core bounds how long), and says so once per flood.
+   */
+  private drop(reason: DropReason): void {
+    this.dropped.inc({ reason });
+    const now = this.clock.now();
+    const tmax = this.cfg.cluster.tmaxMs;
+    if (now - this.junkWindowAt > tmax) {
+      if (this.flooding && this.junkInWindow < FLOOD_DROPS_PER_TMAX) {
+        this.flooding = false;
+        this.log.warn({ dropped: this.junkInWindow }, 'UDP flood over');
+      }
+      this.junkWindowAt = now;
+      this.junkInWindow = 0;
+    }
+    if (++this.junkInWindow < FLOOD_DROPS_PER_TMAX) return;
+    if (!this.flooding) {
+      this.flooding = true;
+      this.floodHolds.inc();
+      this.log.warn({ reason, perTmax: this.junkInWindow }, "UDP flood: dropping junk; no takeover on the master's silence alone while it lasts");
+    }
+    if (this.core.role !== 'master') {
+      this.core.holdTakeover(now + tmax);
+      this.schedule();
+    }
   }
 
   /** Board i's epoch as last heard (0 until it has sent a packet). */

@@ -7,7 +7,8 @@ export interface UdpPort {
   bind(port: number, address: string): Promise<void>;
   setBroadcast(on: boolean): void;
   send(buf: Buffer, port: number, address: string, done: (err: Error | null) => void): void;
-  onMessage(fn: (buf: Buffer, size: number) => void): void;
+  /** `from`: the sender's address (checked before anything else, the HMAC included). */
+  onMessage(fn: (buf: Buffer, size: number, from: string) => void): void;
   onError(fn: (err: Error) => void): void;
   close(): void;
 }
@@ -19,7 +20,8 @@ export interface Transport {
 }
 
 export function systemUdp(reuseAddr: boolean): UdpPort {
-  const sock = dgram.createSocket({ type: 'udp4', reuseAddr });
+  // A larger receive queue (the kernel caps it at net.core.rmem_max): a burst of junk does not crowd out the STATEs behind it.
+  const sock = dgram.createSocket({ type: 'udp4', reuseAddr, recvBufferSize: 4 << 20 });
   return {
     bind: (port, address) =>
       new Promise<void>((resolve, reject) => {
@@ -31,7 +33,7 @@ export function systemUdp(reuseAddr: boolean): UdpPort {
       }),
     setBroadcast: (on) => sock.setBroadcast(on),
     send: (buf, port, address, done) => sock.send(buf, port, address, (err) => done(err)),
-    onMessage: (fn) => sock.on('message', (buf, rinfo) => fn(buf, rinfo.size)),
+    onMessage: (fn) => sock.on('message', (buf, rinfo) => fn(buf, rinfo.size, rinfo.address)),
     onError: (fn) => sock.on('error', fn),
     close: () => sock.close(),
   };

@@ -51,6 +51,9 @@ export function ringDistance(from: number, to: number, boards: number): number {
   return (((to - from) % boards) + boards) % boards;
 }
 
+/** How long a flood may hold a takeover back, in Tmax after the master was last heard. */
+export const FLOOD_HOLD_TMAX = 10;
+
 export class ClusterCore {
   readonly cfg: CoreConfig;
   readonly table: StateTable;
@@ -58,6 +61,8 @@ export class ClusterCore {
   private _term = 0;
   private _master = -1;
   private lastMasterHeardMs: number;
+  /** A flood is being counted: no takeover on silence alone before this (see holdTakeover). */
+  private holdUntilMs = -Infinity;
   private lastHeartbeatMs = -Infinity;
   private lastStateSentMs = -Infinity;
   private lastJoinSentMs = -Infinity;
@@ -107,9 +112,26 @@ export class ClusterCore {
     return r;
   }
 
+  /**
+   * A flood of junk is being counted: a takeover on the master's silence alone waits until
+   * `untilMs` (the junk may be what kept the master's STATEs from arriving), but never longer than
+   * FLOOD_HOLD_TMAX × Tmax after the master was last heard, so a master that really died is
+   * still replaced.
+   */
+  holdTakeover(untilMs: number): void {
+    this.holdUntilMs = Math.max(this.holdUntilMs, untilMs);
+  }
+
+  /** When the master's silence makes this board take over. */
+  private takeoverAt(): number {
+    const { tmaxMs } = this.cfg;
+    const at = this.lastMasterHeardMs + tmaxMs + this.staggerMs();
+    return Math.max(at, Math.min(this.holdUntilMs, this.lastMasterHeardMs + FLOOD_HOLD_TMAX * tmaxMs + this.staggerMs()));
+  }
+
   tick(nowMs: number): Ready {
     const r = none();
-    const { heartbeatMs, tmaxMs, tthresholdMs } = this.cfg;
+    const { heartbeatMs, tthresholdMs } = this.cfg;
     if (this._role === 'master') {
       for (const b of this.table.expire(nowMs, tthresholdMs, this.cfg.self)) {
         r.events.push({ kind: 'runstate', board: b, runstate: -1 });
@@ -117,7 +139,7 @@ export class ClusterCore {
       }
       if (nowMs - this.lastHeartbeatMs >= heartbeatMs) this.sendState(r, nowMs);
     } else {
-      if (nowMs - this.lastMasterHeardMs > tmaxMs + this.staggerMs()) {
+      if (nowMs > this.takeoverAt()) {
         this.becomeMaster(r, nowMs);
       } else if (nowMs - this.lastHeartbeatMs >= heartbeatMs) {
         this.lastHeartbeatMs = nowMs;
@@ -201,12 +223,12 @@ export class ClusterCore {
 
   /** When the adapter should call tick() next. */
   nextWakeMs(): number {
-    const { heartbeatMs, tmaxMs, stateMinGapMs } = this.cfg;
+    const { heartbeatMs, stateMinGapMs } = this.cfg;
     let t = this.lastHeartbeatMs + heartbeatMs;
     if (this._role === 'master') {
       if (this.dirty) t = Math.min(t, this.lastStateSentMs + stateMinGapMs);
     } else {
-      t = Math.min(t, this.lastMasterHeardMs + tmaxMs + this.staggerMs() + 1);
+      t = Math.min(t, this.takeoverAt() + 1);
     }
     return t;
   }

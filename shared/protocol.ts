@@ -54,7 +54,7 @@ export interface Envelope {
   counter: number;
 }
 
-export const DROP_REASONS = ['truncated', 'oversized', 'garbage', 'version', 'cluster', 'length', 'auth', 'sender', 'malformed', 'replay'] as const;
+export const DROP_REASONS = ['source', 'truncated', 'oversized', 'garbage', 'version', 'cluster', 'length', 'auth', 'sender', 'malformed', 'replay'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
 export type Decoded = { ok: true; msg: Message; env: Envelope } | { ok: false; reason: DropReason };

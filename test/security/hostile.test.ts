@@ -231,4 +231,39 @@ print("sent", flush=True); time.sleep(120)`;
     assert.ok(refused.filter((s) => s === 503).length > 0, 'the flood saturated the password checks');
     assert.deepEqual(mine, [200, 200, 200, 200], 'within her own rate limit (5 a minute from one address), every login goes through');
   });
+
+  test('a junk UDP flood at a node moves nothing: strangers are dropped by address before any HMAC, junk from a board address is counted as a flood and holds a takeover on silence alone back', async (t) => {
+    const dgram = await import('node:dgram');
+    const { createCodec } = await import('../../shared/protocol.ts');
+    const term = async () => (await getJson<{ term: number; master: string }>(`${u(0)}/api/cluster`, c.headers)).term;
+    const before = await converged(c);
+    const target = c.boards[2]!;
+    // A valid header and a wrong tag: every packet costs the target an HMAC unless it is dropped first.
+    const junk = createCodec({ key: Buffer.alloc(32, 7), cluster: 'test', boards: 3, packetBytesMax: 1400 }).encode(
+      { type: 'STATE', sender: 0, term: 999_999, body: { master: 0, linknum: [0, 0, 0], runstate: [1, 1, 1] } },
+      { epoch: Date.now() + 1e9, counter: 1 },
+    );
+    const flood = async (from: string, ms: number) => {
+      const sock = dgram.createSocket('udp4');
+      await new Promise<void>((r) => sock.bind(0, from, () => r()));
+      let sent = 0;
+      for (const until = Date.now() + ms; Date.now() < until; ) {
+        for (let k = 0; k < 500; k++) sock.send(junk, target.udpPort, '127.0.0.1');
+        sent += 500;
+        await new Promise((r) => setImmediate(r));
+      }
+      await new Promise<void>((r) => sock.close(() => r()));
+      return sent;
+    };
+    const strangers = await flood('127.0.0.2', 2000);
+    const fromBoard = await flood('127.0.0.1', 2000);
+    const dropped = async (reason: string) => metric(target.url, 'ews_udp_dropped_total', { reason });
+    t.diagnostic(`${strangers} packets from a stranger, ${fromBoard} from a board's address`);
+    assert.ok((await dropped('source')) > strangers / 4, 'strangers dropped by address');
+    assert.ok((await dropped('auth')) > 0);
+    assert.ok((await metric(target.url, 'ews_udp_floods_total')) >= 1, 'the flood was counted');
+    const after = await converged(c);
+    assert.deepEqual([after.master, after.term], [before.master, before.term], 'no takeover');
+    assert.equal(await term(), before.term);
+  });
 });

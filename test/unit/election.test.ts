@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ClusterCore, nextTerm, type Ready, ringDistance, support } from '../../shared/election.ts';
+import { ClusterCore, FLOOD_HOLD_TMAX, nextTerm, type Ready, ringDistance, support } from '../../shared/election.ts';
 import type { Message } from '../../shared/protocol.ts';
 
 const cfg = (self: number, boards = 3) => ({ self, boards, heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 });
@@ -115,6 +115,27 @@ test('takeover is staggered by ring distance: the adjacent board first', () => {
   b2.tick(701);
   assert.equal(b2.role, 'master', 'b2 would take over only after one more stagger');
   assert.equal(b2.term, 5);
+});
+
+test('a flood holds a takeover on silence alone back while it lasts, and never past FLOOD_HOLD_TMAX × Tmax after the master was last heard', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  const s = m.start(0).send[0]!.msg;
+  const b1 = new ClusterCore(cfg(1), 0);
+  b1.receive(s, 0);
+  b1.holdTakeover(900);
+  b1.tick(501);
+  assert.equal(b1.role, 'node', 'Tmax passed, but junk was being counted');
+  b1.tick(899);
+  assert.equal(b1.role, 'node');
+  b1.tick(901);
+  assert.equal(b1.role, 'master', 'the flood is over and the master is still silent');
+  const b2 = new ClusterCore(cfg(1), 0);
+  b2.receive(s, 0);
+  b2.holdTakeover(1_000_000);
+  b2.tick(FLOOD_HOLD_TMAX * 500);
+  assert.equal(b2.role, 'node');
+  b2.tick(FLOOD_HOLD_TMAX * 500 + 1);
+  assert.equal(b2.role, 'master', 'a master that really died is replaced even under a flood that never ends');
 });
 
 test('a node answers a STATE that does not count it as running with a JOIN, and reports to a new master at once', () => {
