@@ -8,9 +8,19 @@ import type { ClusterView } from './cluster-view.ts';
 import type { DeviceManager } from './devices/device-manager.ts';
 import type { EventsHub } from './events-hub.ts';
 import type { IdempotentExecutor } from './idempotent-exec.ts';
+import type { Worker } from './worker.ts';
 
 /** Registers the gauges; returns a stop function (the event-loop delay monitor). */
-export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () => ClusterView, devices: DeviceManager, idem: IdempotentExecutor, state: BoardState, hub: EventsHub): () => void {
+export function boardMetrics(
+  metrics: Registry,
+  core: ClusterMirror,
+  view: () => ClusterView,
+  devices: DeviceManager,
+  idem: IdempotentExecutor,
+  state: BoardState,
+  hub: EventsHub,
+  worker: Worker,
+): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   metrics.gauge('ews_role', "This board's role (1 for the current one)", () => [[{ role: core.role }, 1]]);
@@ -29,6 +39,7 @@ export function boardMetrics(metrics: Registry, core: ClusterMirror, view: () =>
   metrics.counterOf('ews_state_written_bytes_total', "Bytes this board's journals wrote to its stateDir since boot (flash wear)", () => [[{}, state.bytesWritten()]]);
   metrics.gauge('ews_sse_streams', 'Event streams open on this board', () => [[{}, hub.size]]);
   metrics.counterOf('ews_sse_closed_behind_total', 'Event streams closed because their client fell more than limits.sseBytesMax behind', () => [[{}, hub.closedBehind]]);
+  metrics.counterOf('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone', () => [[{}, worker.wastedMs / 1000]]);
   metrics.gauge('ews_rss_bytes', 'Resident set size', () => [[{}, process.memoryUsage.rss()]]);
   metrics.gauge('ews_heap_bytes', 'V8 heap and external memory', () => {
     const m = process.memoryUsage();

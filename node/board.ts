@@ -8,7 +8,7 @@ import { EwsError } from '../shared/errors.ts';
 import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
 import { AuthGuard } from './auth/guard.ts';
-import { SERVICE_SESSION_TTL_S, SessionSigner } from './auth/session.ts';
+import { SessionSigner } from './auth/session.ts';
 import { boardMetrics } from './board-metrics.ts';
 import { openBoardState } from './board-state.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
@@ -97,12 +97,8 @@ export class Board {
     const announce = idemBroadcast(() => this.link, cfg);
     const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
     const worker = new Worker(cfg, self, devices, directory, idem);
-    const wasted = metrics.counter('ews_abandoned_work_seconds_total', 'Work done for clients that had already gone');
-    worker.onWasted = (ms) => wasted.inc({}, ms / 1000);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
-    // Schedules and MQTT commands enter through this board's own port, each call with a short-lived operator session of its own.
-    const service = (name: string) => (): Record<string, string> =>
-      guard.open ? {} : { authorization: `Bearer ${guard.signer.issue(name, 'operator', SERVICE_SESSION_TTL_S, Date.now(), true).token}` };
+    const service = (name: string) => () => guard.serviceHeaders(name, Date.now());
     const [view, closing] = [() => this.view(), () => this.closing];
     const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
@@ -151,7 +147,7 @@ export class Board {
     this.intake = intake;
     this.relay = relay;
     this.reactions = reactions;
-    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state, hub);
+    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state, hub, worker);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {

@@ -176,13 +176,13 @@ export class ClusterLink {
 
   private onPacket(buf: Buffer, size: number, from: string): void {
     if (this.suspended) return;
-    if (!this.sources.has(from)) return this.drop('source');
+    if (!this.sources.has(from)) return void this.drop('source');
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
-    if (!d.ok) return this.drop(d.reason);
+    if (!d.ok) return void this.drop(d.reason);
     const msg = d.msg;
     if (msg.sender === this.self.index) return; // our own broadcast coming back
-    if (this.cfg.boards[msg.sender]!.address !== from) return this.drop('source');
-    if (!this.guard.accept(msg.sender, d.env)) return this.drop('replay');
+    if (this.cfg.boards[msg.sender]!.address !== from) return void this.drop('source');
+    if (!this.guard.accept(msg.sender, d.env)) return void this.drop('replay');
     this.received.inc({ type: msg.type });
     if (d.env.epoch > this.peerEpochs[msg.sender]!) {
       // A board whose boot epoch grew restarted, JOIN or not (a quick restart may miss no heartbeat).

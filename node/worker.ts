@@ -42,7 +42,8 @@ interface Target {
 export class Worker {
   private readonly site: Tree[];
   /** Work done for clients that had gone (ms): what an abort saves. */
-  onWasted: (ms: number) => void = () => {};
+  /** Work done for clients that had already gone, in all (ms). */
+  wastedMs = 0;
   constructor(
     private readonly cfg: Config,
     private readonly board: BoardConfig,
@@ -106,7 +107,7 @@ export class Worker {
     }
     if (x.signal.aborted) {
       // Stopped as soon as the client left: only the time until then was spent for nobody.
-      this.onWasted(performance.now() - started);
+      this.wastedMs += performance.now() - started;
       res.destroy();
       return;
     }

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { type Role, roleAtLeast, type Session, type SessionSigner } from './session.ts';
+import { type Role, roleAtLeast, SERVICE_SESSION_TTL_S, type Session, type SessionSigner } from './session.ts';
 
 export const COOKIE = 'ews_session';
 
@@ -71,6 +71,14 @@ export class AuthGuard {
 
   get open(): boolean {
     return this.cfg.auth?.disabled !== false;
+  }
+
+  /**
+   * Headers for a call of this board's own services (schedules, MQTT commands, a gap's sync) to a
+   * board's port: a short-lived operator session of their own, marked as a service's.
+   */
+  serviceHeaders(name: string, nowMs: number): Record<string, string> {
+    return this.open ? {} : { authorization: `Bearer ${this.signer.issue(name, 'operator', SERVICE_SESSION_TTL_S, nowMs, true).token}` };
   }
 
   allowedOrigin(origin: string): boolean {
