@@ -48,7 +48,7 @@ describe('hostile clients', () => {
       (cfg) => {
         cfg.auth = { users };
         cfg.devices = devices.devices;
-        cfg.limits = { sseBytesMax: 4096, headersTimeoutMs: 1000, revokedSessionsMax: 16 };
+        cfg.limits = { sseBytesMax: 4096, headersTimeoutMs: 1000, revokedSessionsMax: 16, auditLogMax: 100 };
         // A hundred levels on the valve: every reading of a moving valve changes some, and each change is an event of the whole alarm list (tens of KB).
         cfg.alarms = Array.from({ length: 100 }, (_, i) => ({
           id: `level-${i}`,
@@ -265,5 +265,33 @@ print("sent", flush=True); time.sleep(120)`;
     const after = await converged(c);
     assert.deepEqual([after.master, after.term], [before.master, before.term], 'no takeover');
     assert.equal(await term(), before.term);
+  });
+
+  test('failed logins from many addresses cannot wipe the audit log: every command stays on every board', async () => {
+    const op = await login(OP);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await fetch(`${u(0)}/cgi-bin/devices/valve3/set`, { method: 'POST', headers: { ...bearer(op), 'content-type': 'application/json' }, body: JSON.stringify({ value: 60 + i }) })).status, 200);
+    const commands = async (i: number) => (await getJson<Array<{ kind: string; subject: string | null; at: number }>>(`${u(i)}/api/log`, c.headers)).filter((e) => e.kind === 'command' && e.subject === 'valve3');
+    const mine = (await commands(0)).slice(-3);
+    const { request } = await import('node:http');
+    // Three times what the log holds (auditLogMax 100 in this cluster), from 150 addresses.
+    for (let n = 0; n < 300; n++)
+      await new Promise<void>((resolve) => {
+        const q = request(`${u(n % 3)}/api/login`, { method: 'POST', localAddress: `127.0.8.${(n % 150) + 1}`, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        });
+        q.on('error', () => resolve());
+        q.end(JSON.stringify({ name: `guess${n}`, password: 'nope' }));
+      });
+    for (const i of [0, 1, 2]) {
+      const held = await commands(i);
+      assert.ok(
+        mine.every((m) => held.some((e) => e.at === m.at)),
+        `board ${i + 1} kept the commands`,
+      );
+      const failed = (await getJson<Array<{ kind: string; status: number | null }>>(`${u(i)}/api/log`, c.headers)).filter((e) => e.kind === 'login' && e.status !== 200);
+      assert.ok(failed.length <= 10, `board ${i + 1} holds ${failed.length} failed logins (their share is 10)`);
+    }
   });
 });
