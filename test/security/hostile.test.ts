@@ -270,8 +270,12 @@ print("sent", flush=True); time.sleep(120)`;
   test('failed logins from many addresses cannot wipe the audit log: every command stays on every board', async () => {
     const op = await login(OP);
     for (let i = 0; i < 3; i++)
-      assert.equal((await fetch(`${u(0)}/cgi-bin/devices/valve3/set`, { method: 'POST', headers: { ...bearer(op), 'content-type': 'application/json' }, body: JSON.stringify({ value: 60 + i }) })).status, 200);
-    const commands = async (i: number) => (await getJson<Array<{ kind: string; subject: string | null; at: number }>>(`${u(i)}/api/log`, c.headers)).filter((e) => e.kind === 'command' && e.subject === 'valve3');
+      assert.equal(
+        (await fetch(`${u(0)}/cgi-bin/devices/valve3/set`, { method: 'POST', headers: { ...bearer(op), 'content-type': 'application/json' }, body: JSON.stringify({ value: 60 + i }) })).status,
+        200,
+      );
+    const commands = async (i: number) =>
+      (await getJson<Array<{ kind: string; subject: string | null; at: number }>>(`${u(i)}/api/log`, c.headers)).filter((e) => e.kind === 'command' && e.subject === 'valve3');
     const mine = (await commands(0)).slice(-3);
     const { request } = await import('node:http');
     // Three times what the log holds (auditLogMax 100 in this cluster), from 150 addresses.
