@@ -28,6 +28,8 @@ export interface Exchange {
   readonly url: string;
   readonly origin: Origin;
   readonly clsName: string;
+  /** The Idempotency-Key as the cluster records it: (who sent it, key). The request's own header stays as the client sent it, so a request passed on to another master is scoped once, there. */
+  readonly key: string | undefined;
 }
 
 export interface LocalRun {
@@ -122,7 +124,8 @@ export class Intake {
   }
 
   /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
-  handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean): void {
+  /** `key`: the request's Idempotency-Key scoped to its sender (the router checked and scoped it). */
+  handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean, key?: string): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -138,7 +141,7 @@ export class Intake {
           t.device.attach.map((a) => a.board),
           method,
           path,
-          req,
+          key,
           res,
           body,
           clsName,
@@ -150,7 +153,7 @@ export class Intake {
     if (candidates === null) return; // answered from the idempotency record
     const via = req.headers['x-ews-origin'];
     const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? (INTERNAL_ORIGINS[via] ?? 'client') : 'client';
-    const ex: Exchange = { req, res, body, method, url, origin, clsName };
+    const ex: Exchange = { req, res, body, method, url, origin, clsName, key };
     const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
     const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
     // The client going away: a queued job leaves; a running one is cancelled on its board.
@@ -211,7 +214,8 @@ export class Intake {
 
   private startLocal(job: Job<Exchange>, tree: number): void {
     const ex = job.payload;
-    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers: ex.req.headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
+    const headers = ex.key === undefined ? ex.req.headers : { ...ex.req.headers, 'idempotency-key': ex.key };
+    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
       this.local.delete(job);
       this.run(this.core.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
@@ -228,8 +232,7 @@ export class Intake {
       if (isEndToEnd(k) && k !== 'x-forwarded-for' && k !== 'idempotency-key') headers.push(k, raw[i + 1]!);
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
-    const key = ex.req.headers['idempotency-key'];
-    if (typeof key === 'string') headers.push('idempotency-key', key);
+    if (ex.key !== undefined) headers.push('idempotency-key', ex.key);
     const { core } = this.d;
     this.d.link.send(
       { id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
@@ -276,9 +279,8 @@ export class Intake {
   }
 
   /** A device POST with an Idempotency-Key: answer a retry from its record, or send it where the first attempt runs. */
-  private routeDevice(attach: number[], method: string, path: string, req: ClientRequest, res: ClientAnswer, body: Buffer, clsName: string): readonly number[] | undefined | null {
-    const key = req.headers['idempotency-key'];
-    if (method !== 'POST' || typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) return attach;
+  private routeDevice(attach: number[], method: string, path: string, key: string | undefined, res: ClientAnswer, body: Buffer, clsName: string): readonly number[] | undefined | null {
+    if (method !== 'POST' || key === undefined || !SCOPED_KEY_RE.test(key)) return attach;
     const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
     if (r.kind === 'refuse') {
       if (r.code === 'IDEMPOTENCY_STORE_FULL') this.d.idempotency.refuse();

@@ -129,15 +129,15 @@ export class Router {
     const now = Date.now();
     // Checked before anything is queued; only a verified session passes admission control.
     const who = d.guard.check(req, needFor(method, path), now);
-    // An Idempotency-Key is checked here, once, and from here on is the pair (who sent it, key).
-    const key = req.headers['idempotency-key'];
-    if (key !== undefined) {
-      if (typeof key !== 'string' || !KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
-      req.headers['idempotency-key'] = scopedKey(who?.user ?? 'anonymous', key, who?.session?.svc === 1);
-    }
+    // An Idempotency-Key is checked here and from here on is the pair (who sent it, key). The
+    // header itself is left as sent: a request this master passes on when it steps down is scoped
+    // by the next master, once, to the same pair.
+    const raw = req.headers['idempotency-key'];
+    if (raw !== undefined && (typeof raw !== 'string' || !KEY_RE.test(raw))) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
+    const key = raw === undefined ? undefined : scopedKey(who?.user ?? 'anonymous', raw, who?.session?.svc === 1);
     if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
     // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
-    d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now));
+    d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now), key);
     return true;
   }
 
