@@ -76,7 +76,7 @@ async function restoreTime(points: number): Promise<{ points: number; samples: n
   const dir = mkdtempSync(join(tmpdir(), 'ews-bench-restore-'));
   try {
     const open = () => {
-      const disk = new OperatorDisk(dir, 'b1', cfg, () => {});
+      const disk = new OperatorDisk(dir, 'b1', () => {});
       const op = new OperatorState({ cfg, self: 0, bootEpoch: 1, broadcast: () => true, isMaster: () => true, devices: () => [], boards: () => [], alarmsChanged: () => {}, logged: () => {}, disk });
       return { op, disk };
     };

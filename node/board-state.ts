@@ -22,7 +22,7 @@ export interface BoardState {
 export function openBoardState(stateDir: string | undefined, cfg: Config, self: BoardConfig, log: Logger): BoardState {
   const l = cfg.limits;
   const intents = openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs);
-  const disk = stateDir ? new OperatorDisk(stateDir, self.id, cfg, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined;
+  const disk = stateDir ? new OperatorDisk(stateDir, self.id, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined;
   return {
     durable: stateDir !== undefined,
     bytesWritten: () => (intents?.bytesWritten ?? 0) + (disk?.bytesWritten ?? 0),

@@ -13,6 +13,8 @@ export class Journal {
   private waiters: Array<(err: Error | null) => void> = [];
   private flushing = false;
   private pendingRewrite: (() => string) | undefined;
+  /** Waiting for the queue to be empty and nothing being written (drained()). */
+  private idleWaiters: Array<() => void> = [];
   /** Lines in the file and on their way to it (those read at open, those appended since). */
   lines = 0;
   /** Bytes appended since it was opened (what the flash has been given). */
@@ -68,8 +70,9 @@ export class Journal {
   }
 
   /** Resolves once nothing is queued or being written. */
-  async drained(): Promise<void> {
-    while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 1));
+  drained(): Promise<void> {
+    if (!this.flushing && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   close(): void {
@@ -99,6 +102,9 @@ export class Journal {
     }
     if (this.queue.length === 0) {
       this.flushing = false;
+      const idle = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of idle) w();
       return;
     }
     this.flushing = true;

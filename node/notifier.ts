@@ -96,7 +96,7 @@ export class Notifier {
     try {
       if (!alarm) throw new Error('no such alarm');
       const event = this.event(d, alarm);
-      if (d.target === 'email') await this.mail(this.n.email!, event, alarm);
+      if (d.target === 'email') await this.mail(this.n.email!, event, alarm, d.since);
       else await this.post(this.n.webhooks[Number(d.target.slice('webhook-'.length))]!, event, d.key);
       this.queue.done(d.key);
       this.sent.set(`${d.target} ${d.event}`, (this.sent.get(`${d.target} ${d.event}`) ?? 0) + 1);
@@ -128,7 +128,7 @@ export class Notifier {
     if (r.status < 200 || r.status > 299) throw new Error(`webhook answered ${r.status}`);
   }
 
-  private async mail(e: EmailConfig, event: Record<string, unknown>, a: AlarmView): Promise<void> {
+  private async mail(e: EmailConfig, event: Record<string, unknown>, a: AlarmView, since: number): Promise<void> {
     this.mailer ??= import('nodemailer').then((m) =>
       m.createTransport({
         host: e.host,
@@ -148,7 +148,7 @@ export class Notifier {
       from: e.from,
       to: e.to.join(', '),
       subject: `[${this.cfg.cluster.name}] ${what} ${a.severity}: ${a.message}`,
-      text: `${what}: ${a.message}\nalarm ${a.id} (${a.severity}) on ${a.subject}\nsince ${new Date(Number(event.alarm && (event.alarm as { since: number }).since)).toISOString()}${a.value !== null ? `\nvalue ${String(a.value)}` : ''}${a.acked ? `\nacknowledged by ${a.acked.user}` : '\nnot acknowledged'}\n`,
+      text: `${what}: ${a.message}\nalarm ${a.id} (${a.severity}) on ${a.subject}\nsince ${new Date(since).toISOString()}${a.value !== null ? `\nvalue ${String(a.value)}` : ''}${a.acked ? `\nacknowledged by ${a.acked.user}` : '\nnot acknowledged'}\n`,
       headers: { 'X-EWS-Event': String(event.event), 'X-EWS-Alarm': a.id },
     });
   }

@@ -8,7 +8,6 @@
 //   at most that much of this board's trend, and the master fills it back when the board rejoins.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../../shared/config.ts';
 import { Journal, journalText } from '../journal.ts';
 import type { AlarmView } from './alarms.ts';
 import type { LogEntry } from './audit-log.ts';
@@ -37,7 +36,6 @@ export class OperatorDisk {
   constructor(
     stateDir: string,
     boardId: string,
-    private readonly cfg: Config,
     private readonly onError: (what: string, e: Error) => void,
   ) {
     mkdirSync(stateDir, { recursive: true });
@@ -73,9 +71,10 @@ export class OperatorDisk {
   }
 
   /** A new entry in this board's log (its own or another board's). */
-  logged(e: LogEntry, all: () => LogEntry[]): void {
+  /** `capacity`: entries the log keeps at most (AuditLog.capacity: the bound on disk too). */
+  logged(e: LogEntry, all: () => LogEntry[], capacity: number): void {
     this.audit.append(e).catch((err: Error) => this.onError('audit log', err));
-    if (this.audit.lines > COMPACT_FACTOR * (this.cfg.limits.auditLogMax + Math.max(10, Math.floor(this.cfg.limits.auditLogMax / 10)))) this.audit.rewrite(() => journalText(all()));
+    if (this.audit.lines > COMPACT_FACTOR * capacity) this.audit.rewrite(() => journalText(all()));
   }
 
   /** An alarm raised, cleared or acknowledged. */

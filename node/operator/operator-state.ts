@@ -55,7 +55,7 @@ export class OperatorState {
     if (disk) this.restore(disk, Date.now());
     this.log.onEntry = (e) => {
       d.logged(e);
-      disk?.logged(e, () => this.log.since(0));
+      disk?.logged(e, () => this.log.since(0), this.log.capacity);
     };
   }
 

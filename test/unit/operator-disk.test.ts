@@ -23,7 +23,7 @@ const cfg = parseConfig({
 });
 
 function board(dir: string, points: () => Record<string, number | boolean>) {
-  const disk = new OperatorDisk(dir, 'b1', cfg, (what, e) => assert.fail(`${what}: ${e.message}`));
+  const disk = new OperatorDisk(dir, 'b1', (what, e) => assert.fail(`${what}: ${e.message}`));
   let at = Date.now();
   const op = new OperatorState({
     cfg,
