@@ -9,7 +9,8 @@
 import type { BoardConfig } from '../../shared/config.ts';
 import { redactConfig } from '../../shared/config-redact.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { boardAgent, type TlsMaterial } from '../tls-material.ts';
+import { requestBoard } from '../board-request.ts';
+import type { TlsMaterial } from '../tls-material.ts';
 import type { OperatorState } from './operator-state.ts';
 
 export const BACKUP_FORMAT = 'ews-backup/1';
@@ -34,31 +35,9 @@ export function restoreInto(op: OperatorState, body: unknown, cluster: string): 
 
 /** The same file to another board (headers: the admin's own credentials); its status, 0 when unreachable. */
 export function passRestore(to: BoardConfig, tls: TlsMaterial | undefined, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<number> {
-  const { agent, request } = boardAgent(tls, {});
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: to.address,
-        port: to.httpPort,
-        method: 'POST',
-        path: '/api/restore',
-        agent,
-        timeout: timeoutMs,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length), [RESTORE_PEER_HEADER]: '1' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          agent.destroy();
-          resolve(res.statusCode ?? 0);
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => {
-      agent.destroy();
-      resolve(0);
-    });
-    req.end(body);
-  });
+  const h = { ...headers, 'content-type': 'application/json', 'content-length': String(body.length), [RESTORE_PEER_HEADER]: '1' };
+  return requestBoard(to, tls, { method: 'POST', path: '/api/restore', headers: h, body, timeoutMs, answerBytesMax: 64 * 1024 }).then(
+    (a) => a.status,
+    () => 0,
+  );
 }
