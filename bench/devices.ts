@@ -12,8 +12,8 @@ import { PumpSimulator } from '../dev/simulators/pump.ts';
 import { DeviceManager } from '../node/devices/device-manager.ts';
 import { openRealPort } from '../node/devices/serial-line.ts';
 import { silentLogger } from '../node/log.ts';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { parseConfig } from '../shared/config.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { closedLoop, type LoadResult } from '../node/load-gen.ts';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { closedLoop, type LoadResult } from '../node/cli/load-gen.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

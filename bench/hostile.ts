@@ -18,8 +18,8 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { demoDevices } from '../dev/demo.ts';
 import { hashPassword } from '../node/auth/password.ts';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
 import { FrameCodec, LINK_MAGIC } from '../shared/dispatch-frame.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { createCodec } from '../shared/protocol.ts';
 import { freePorts, metric, waitFor } from '../test/integration/harness.ts';
 

@@ -24,7 +24,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
@@ -271,7 +271,7 @@ ${data.takeovers.what}.
 ${takeoverRows.map((t) => `| ${t.plane === 'thread' ? 'own thread' : 'request thread'} | ${t.timings} | ${t.periodMs} ms | ${t.pinned ? 'all on one CPU' : 'any CPU'} | ${t.termChanges} | ${t.stateGapMaxMs} ms | ${t.masterAfter} | ${t.wrk.rps} | ${t.wrk.errors} |`).join('\n')}
 
 A node's cluster link reads the packets waiting in its socket before its tick judges the master
-(node/cluster-link.ts). Before that, a loop woken late ran its timers first and took over while
+(node/cluster-plane/cluster-link.ts). Before that, a loop woken late ran its timers first and took over while
 the master's STATE waited unread: with the plane on its own thread and the default timings, the
 first row's setup made 150 term changes in 40 s. That setup is \`bench:boards\`'s: a 100 ms CFS
 period, so a board that used its 20 ms stops for 80 ms, and its threads on either of this

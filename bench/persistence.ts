@@ -11,11 +11,11 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { demoDevices } from '../dev/demo.ts';
-import { IntentLog } from '../node/intent-log.ts';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { IntentLog } from '../node/idempotency/intent-log.ts';
 import { OperatorDisk } from '../node/operator/operator-disk.ts';
 import { OperatorState } from '../node/operator/operator-state.ts';
 import { parseConfig } from '../shared/config.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { freePorts, metric, waitFor } from '../test/integration/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { type ClassResult, openLoop, pct } from './open-loop.ts';
 import { lineChart } from './svg.ts';

@@ -60,7 +60,7 @@ rm -rf "$root/opt/ews"
 mv "$root/opt/ews.new" "$root/opt/ews"
 install -m 0640 "$config" "$root/etc/ews/cluster.json"
 printf 'EWS_BOARD=%s\n' "$board" > "$root/etc/ews/board.env"
-# Keep in step with node/node-flags.ts (a test checks).
+# Keep in step with shared/node-flags.ts (a test checks).
 sed -e "s#@NODE@#$node#" -e "s#@NODE_OPTIONS@#--max-semi-space-size=2 --max-old-space-size=48#" "$pkg/ews.service" > "$root/etc/systemd/system/ews.service"
 
 # `ews` on PATH: a wrapper that runs the installed bundle with this Node.

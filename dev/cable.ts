@@ -3,7 +3,7 @@
 // knows nothing of it: it only gets a Transport. The UDP side lives in the cluster plane's thread
 // (dev/cable-plane.ts); the two halves of one cable agree over a BroadcastChannel.
 import { BroadcastChannel } from 'node:worker_threads';
-import { systemUdp, type Transport, type UdpPort } from '../node/transport.ts';
+import { systemUdp, type Transport, type UdpPort } from '../node/cluster-plane/transport.ts';
 
 export const CABLE_CHANNEL = 'ews-dev-cable';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { hashPassword } from '../node/auth/password.ts';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 
 const CABLED_BOARD = resolve(import.meta.dirname, 'cabled-board.ts');
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BOARD_NODE_FLAGS } from '../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');

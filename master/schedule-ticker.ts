@@ -1,5 +1,5 @@
 // When the master's schedules are due. Pure: wall-clock time in, the schedules to run out; the
-// adapter (node/schedules.ts) keeps the timer and runs them.
+// adapter (node/services/schedules.ts) keeps the timer and runs them.
 //
 // Each tick looks at every whole second since the last tick, so a loop that woke late still runs
 // what fell due meanwhile, once: a schedule that matched several of those seconds runs once, for

@@ -9,34 +9,34 @@ import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
 import { AuthGuard } from './auth/guard.ts';
 import { SessionSigner } from './auth/session.ts';
-import { boardMetrics } from './board-metrics.ts';
-import { openBoardState } from './board-state.ts';
+import { boardMetrics } from './cluster/board-metrics.ts';
+import { ClusterReactions } from './cluster/cluster-reactions.ts';
+import { type ClusterView, clusterView } from './cluster/cluster-view.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
-import { ClusterReactions } from './cluster-reactions.ts';
-import { type ClusterView, clusterView } from './cluster-view.ts';
+import { systemTransport, type Transport } from './cluster-plane/transport.ts';
 import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
 import { openRealPort, type PortFactory } from './devices/serial-line.ts';
-import { EventsHub } from './events-hub.ts';
+import { Executor } from './exec/executor.ts';
+import { Worker } from './exec/handlers.ts';
 import { DispatchClient, linkLimits, serveLink } from './http/dispatch-link.ts';
-import { Executor } from './http/executor.ts';
+import { EventsHub } from './http/events-hub.ts';
 import { FrontServer } from './http/front-server.ts';
 import { Intake, type IntakeDeps } from './http/intake.ts';
 import { MasterRelay } from './http/master-relay.ts';
 import { Router } from './http/router.ts';
 import { SessionRoutes } from './http/sessions.ts';
-import { idemBroadcast } from './idem-broadcast.ts';
-import { IdempotentExecutor } from './idempotent-exec.ts';
+import { idemBroadcast } from './idempotency/idem-broadcast.ts';
+import { IdempotentExecutor } from './idempotency/idempotent-exec.ts';
 import { createLogger, type Logger } from './log.ts';
-import { Loopback } from './loopback.ts';
-import { MqttBridge } from './mqtt-bridge.ts';
-import { Notifier } from './notifier.ts';
-import { Schedules } from './schedules.ts';
+import { Loopback } from './services/loopback.ts';
+import { MqttBridge } from './services/mqtt-bridge.ts';
+import { Notifier } from './services/notifier.ts';
+import { Schedules } from './services/schedules.ts';
+import { openBoardState } from './state/board-state.ts';
 import type { TlsMaterial } from './tls-material.ts';
-import { systemTransport, type Transport } from './transport.ts';
-import { Worker } from './worker.ts';
 
-export type { ClusterView } from './cluster-view.ts';
+export type { ClusterView } from './cluster/cluster-view.ts';
 
 export interface BoardOptions {
   cfg: Config;
@@ -53,7 +53,7 @@ export interface BoardOptions {
   planeTransport?: string;
   /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */
   tls?: TlsMaterial;
-  /** Where this board's state survives restarts (resolved at start: node/state-dir.ts); none: memory only. */
+  /** Where this board's state survives restarts (resolved at start: node/state/state-dir.ts); none: memory only. */
   stateDir?: string;
 }
 

@@ -4,13 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hashPassword } from './auth/password.ts';
-import { runCalibrate } from './calibrate.ts';
-import { genCert } from './gen-cert.ts';
-import { readPassword } from './password-prompt.ts';
-import { restoreCmd } from './restore-cmd.ts';
+import { runCalibrate } from './cli/calibrate.ts';
+import { genCert } from './cli/gen-cert.ts';
+import { readPassword } from './cli/password-prompt.ts';
+import { restoreCmd } from './cli/restore-cmd.ts';
+import { status } from './cli/status-cmd.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
-import { DEFAULT_STATE_DIR, MEMORY_ONLY_COST } from './state-dir.ts';
-import { status } from './status-cmd.ts';
+import { DEFAULT_STATE_DIR, MEMORY_ONLY_COST } from './state/state-dir.ts';
 import { readTlsMaterial } from './tls-material.ts';
 
 const USAGE = `usage:

@@ -2,13 +2,13 @@
 // board, SIGHUP reloads of the classification rules and the users, systemd readiness, a clean stop.
 import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
+import { localAddresses, ownsAddress } from './cluster-plane/local-address.ts';
+import type { Transport } from './cluster-plane/transport.ts';
 import { loadConfig, rawConfig } from './config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
-import { localAddresses, ownsAddress } from './local-address.ts';
-import { startSystemdNotify } from './sd-notify.ts';
-import { MEMORY_ONLY_COST, resolveStateDir } from './state-dir.ts';
+import { startSystemdNotify } from './services/sd-notify.ts';
+import { MEMORY_ONLY_COST, resolveStateDir } from './state/state-dir.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
-import type { Transport } from './transport.ts';
 
 export function fail(msg: string, code = 2): number {
   process.stderr.write(`${msg}\n`);

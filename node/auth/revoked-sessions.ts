@@ -6,7 +6,7 @@
 // live), so a logout holds across restarts. Boards share them through REVOKE packets.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Journal, journalText } from '../journal.ts';
+import { Journal, journalText } from '../state/journal.ts';
 
 /** The journal in stateDir (one per board, like its boot epoch). */
 export const revokedFile = (stateDir: string, boardId: string): string => join(stateDir, `${boardId}.revoked.log`);

@@ -9,11 +9,11 @@ import type { MessagePort } from 'node:worker_threads';
 import { systemClock } from '../../shared/clock.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { Registry } from '../../shared/metrics.ts';
-import { ClusterLink } from '../cluster-link.ts';
 import { createLogger } from '../log.ts';
-import { systemTransport, type Transport } from '../transport.ts';
-import { VipManager } from '../vip.ts';
+import { ClusterLink } from './cluster-link.ts';
 import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+import { systemTransport, type Transport } from './transport.ts';
+import { VipManager } from './vip.ts';
 
 export async function runPlane(data: PlaneData, port: MessagePort): Promise<void> {
   const { cfg } = data;

@@ -9,7 +9,7 @@
 import type { BoardConfig } from '../../shared/config.ts';
 import { redactConfig } from '../../shared/config-redact.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { requestBoard } from '../board-request.ts';
+import { requestBoard } from '../cluster/board-request.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import type { OperatorState } from './operator-state.ts';
 

@@ -2,7 +2,7 @@
 // entries and the history samples since then, all of them, not only the last few. Bounded in
 // time and in bytes; a failure is retried at the next master.
 import type { BoardConfig } from '../../shared/config.ts';
-import { requestBoard } from '../board-request.ts';
+import { requestBoard } from '../cluster/board-request.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 
 /** The most a sync answer may hold (a full history of many points is a few MB). */

@@ -8,7 +8,7 @@
 //   at most that much of this board's trend, and the master fills it back when the board rejoins.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Journal, journalText } from '../journal.ts';
+import { Journal, journalText } from '../state/journal.ts';
 import type { AlarmView } from './alarms.ts';
 import type { LogEntry } from './audit-log.ts';
 import type { History } from './history.ts';

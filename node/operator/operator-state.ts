@@ -5,8 +5,8 @@
 // log (every board would otherwise write the same line).
 import type { Config } from '../../shared/config.ts';
 import type { AppMessage } from '../../shared/protocol.ts';
+import { broadcastList } from '../cluster/list-broadcast.ts';
 import type { DeviceView } from '../devices/device-directory.ts';
-import { broadcastList } from '../list-broadcast.ts';
 import { Alarms, type AlarmView } from './alarms.ts';
 import { AuditLog, type LogEntry, type LogKind, parseLogEntry, typedName } from './audit-log.ts';
 import { History } from './history.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { PumpSimulator } from '../../dev/simulators/pump.ts';
-import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../../shared/node-flags.ts';
 import { ptyPair, ptyWire } from '../devices/pty.ts';
 import { freePorts, ROOT, waitFor } from './harness.ts';
 
@@ -127,7 +127,7 @@ describe('deploy', () => {
     ]) {
       assert.ok(unit.includes(`\n${line}\n`), line);
     }
-    assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as node/node-flags.ts');
+    assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as shared/node-flags.ts');
     assert.ok(unit.includes(`ExecStart=${process.execPath} /opt/ews/ews.js start`));
     const v = spawnSync('systemd-analyze', ['verify', join(root, 'etc/systemd/system/ews.service')], { encoding: 'utf8' });
     if (v.error) return; // systemd-analyze not on this machine

@@ -12,7 +12,7 @@ import { ROOT } from './harness.ts';
 test('boot epoch: write, fsync, rename, fsync the directory, in that order', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-durable-'));
   const trace = join(dir, 'trace.txt');
-  const script = `import(${JSON.stringify(join(ROOT, 'node/boot-epoch.ts'))}).then((m) => { m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); })`;
+  const script = `import(${JSON.stringify(join(ROOT, 'node/state/boot-epoch.ts'))}).then((m) => { m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); })`;
   const r = spawnSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=openat,write,fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--import', 'tsx', '-e', script], {
     cwd: ROOT,
     encoding: 'utf8',

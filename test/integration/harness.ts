@@ -8,7 +8,7 @@ import https from 'node:https';
 import net, { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BOARD_NODE_FLAGS } from '../../node/node-flags.ts';
+import { BOARD_NODE_FLAGS } from '../../shared/node-flags.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 /** `ews start` with a cable the tests can pull (dev/cabled-board.ts). */

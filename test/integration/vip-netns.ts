@@ -2,8 +2,8 @@
 // Exercises VipManager with the real `ip` and `arping` on a veth pair.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { startCommand, VipManager } from '../../node/cluster-plane/vip.ts';
 import { silentLogger } from '../../node/log.ts';
-import { startCommand, VipManager } from '../../node/vip.ts';
 import { Registry } from '../../shared/metrics.ts';
 
 const ip = (...a: string[]) => execFileSync('ip', a, { encoding: 'utf8' });

@@ -1,6 +1,8 @@
 // The dependency direction, checked on every import of the runtime: shared/ (pure cores and wire
 // formats) ← master/ (the master role's decisions) ← node/ (the board runtime, all I/O). Nothing
-// in the runtime imports dev/, deploy/, bench/, test/ or hw-test/. Run by `npm run lint`.
+// in the runtime imports dev/, deploy/, bench/, test/ or hw-test/. No file imports itself through
+// others (type-only imports count: a circle of types is a circle of concepts). node/ keeps its
+// composition root and a few files at its top; the rest live in rooms. Run by `npm run lint`.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -56,4 +58,56 @@ test('limits on files: nothing in the runtime over 350 lines, the composition ro
     .filter(([, n]) => n > 350);
   assert.deepEqual(long, []);
   assert.ok(lines(join(ROOT, 'node/board.ts')) <= 200, 'node/board.ts is wiring only');
+});
+
+/** Every circle among the runtime's files (Tarjan's strongly connected components), type-only imports included. */
+function circles(): string[][] {
+  const graph = new Map<string, string[]>();
+  for (const top of RUNTIME) {
+    for (const file of files(join(ROOT, top))) {
+      const deps = imports(file)
+        .filter(({ spec }) => spec.startsWith('.'))
+        .map(({ spec }) => relative(ROOT, resolve(dirname(file), spec)));
+      graph.set(relative(ROOT, file), deps);
+    }
+  }
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const scc: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      scc.push(w);
+    } while (w !== v);
+    if (scc.length > 1 || graph.get(v)!.includes(v)) found.push(scc.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+test('no import circles in shared/, master/ or node/, type-only imports included', () => {
+  assert.deepEqual(circles(), []);
+});
+
+test('node/ has rooms: at most 8 source files at its top', () => {
+  const top = readdirSync(join(ROOT, 'node')).filter((n) => n.endsWith('.ts'));
+  assert.ok(top.length <= 8, `node/ has ${top.length} files at its top: ${top.join(', ')}`);
 });

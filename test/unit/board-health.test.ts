@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { HealthBook, parseHealth, readTemperature } from '../../node/board-health.ts';
+import { HealthBook, parseHealth, readTemperature } from '../../node/cluster/board-health.ts';
 import { VERSION } from '../../node/version.ts';
 
 test("the version boards report is package.json's", () => {

@@ -55,7 +55,7 @@ test('wire form round-trips; large answers travel without their body; bad record
 });
 
 test('executor: one run per key; a concurrent retry waits for it; failures before the device are not recorded', async () => {
-  const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
+  const { IdempotentExecutor } = await import('../../node/idempotency/idempotent-exec.ts');
   const sent: IdemRecord[] = [];
   const ex = new IdempotentExecutor(
     new IdempotencyStore(10, 60_000),
@@ -88,7 +88,7 @@ test('executor: one run per key; a concurrent retry waits for it; failures befor
 });
 
 test('executor: a key pending on another board is IDEMPOTENCY_PENDING here, never a second run', async () => {
-  const { IdempotentExecutor } = await import('../../node/idempotent-exec.ts');
+  const { IdempotentExecutor } = await import('../../node/idempotency/idempotent-exec.ts');
   const store = new IdempotencyStore(10, 60_000);
   store.put(rec('k', 'pending', { board: 2, body: undefined, status: 202 }), 0);
   const ex = new IdempotentExecutor(

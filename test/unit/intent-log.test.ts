@@ -6,8 +6,8 @@ import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IdempotentExecutor } from '../../node/idempotent-exec.ts';
-import { IntentLog, openIntentLog } from '../../node/intent-log.ts';
+import { IdempotentExecutor } from '../../node/idempotency/idempotent-exec.ts';
+import { IntentLog, openIntentLog } from '../../node/idempotency/intent-log.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { IdempotencyStore, type IdemRecord, idemWire, parseIdem } from '../../shared/idempotency-store.ts';
 

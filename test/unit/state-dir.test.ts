@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Alarms } from '../../node/operator/alarms.ts';
-import { resolveStateDir } from '../../node/state-dir.ts';
+import { resolveStateDir } from '../../node/state/state-dir.ts';
 
 test('stateDir resolves to the config, then $STATE_DIRECTORY, then the default; false is memory only; an unwritable one is refused naming stateDir', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-statedir-'));

@@ -5,7 +5,7 @@
 // every log entry), and a stream whose backlog passes `bytesMax` is closed (the UI reconnects and
 // starts again from the current state). Memory for streams is at most max × bytesMax.
 import type { ServerResponse } from 'node:http';
-import { EwsError } from '../shared/errors.ts';
+import { EwsError } from '../../shared/errors.ts';
 
 /** Who opened a stream; `sid` undefined when login is off. */
 export interface StreamOwner {

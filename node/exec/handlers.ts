@@ -1,33 +1,17 @@
 // What a board executes once the master has dispatched a request to it: CGI handlers and pages.
 // Devices (issue 3) and the web UI (issue 4) plug in here; until then a built-in slow CGI
 // (`/cgi-bin/echo?ms=N`) and a placeholder page.
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Cancellation } from '../shared/cancel.ts';
-import type { BoardConfig, Config } from '../shared/config.ts';
-import { cookieValue } from '../shared/cookie.ts';
-import type { Origin } from '../shared/dispatch-frame.ts';
-import { EwsError } from '../shared/errors.ts';
-import { requestHash, SCOPED_KEY_RE } from '../shared/idempotency-store.ts';
-import { deviceCgi } from './cgi/devices.ts';
-import type { DeviceDirectory } from './devices/device-directory.ts';
-import type { DeviceManager } from './devices/device-manager.ts';
-import { type Answer, sendError, sendJson } from './http/http-io.ts';
-import type { Captured, IdempotentExecutor } from './idempotent-exec.ts';
-import { loadSite, TREES, type Tree } from './ui/site.ts';
-
-export interface ExecRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  cls: string;
-  /** Content level the master chose (1..TREES). */
-  tree: number;
-  /** Who asked (schedules' reads queue behind control at the device port). */
-  origin: Origin;
-  /** Cancelled when the client (or the master) goes away: stop the work. */
-  signal: Cancellation;
-}
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import { cookieValue } from '../../shared/cookie.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
+import type { DeviceDirectory } from '../devices/device-directory.ts';
+import type { DeviceManager } from '../devices/device-manager.ts';
+import { type Answer, sendError, sendJson } from '../http/http-io.ts';
+import type { Captured, IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
+import { loadSite, TREES, type Tree } from '../ui/site.ts';
+import { deviceCgi } from './device-cgi.ts';
+import type { ExecRequest } from './exec-request.ts';
 
 /** The slow CGI's longest wait: a board's slot is not lent for longer. */
 export const ECHO_MS_MAX = 10_000;

@@ -4,9 +4,9 @@
 // at once, then again a few times over the first second (a switch or a neighbour that missed the
 // first announcement learns it from the next); the announcements stop the moment it lets go.
 import { execFile, spawn } from 'node:child_process';
-import type { VipConfig } from '../shared/config.ts';
-import type { Counter, Registry } from '../shared/metrics.ts';
-import type { Logger } from './log.ts';
+import type { VipConfig } from '../../shared/config.ts';
+import type { Counter, Registry } from '../../shared/metrics.ts';
+import type { Logger } from '../log.ts';
 
 export interface CommandResult {
   code: number;

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../../shared/config.ts';
 
 export interface GenCertResult {
   /** For the boards: their certificate and key, and the CA they verify each other against. */

@@ -1,8 +1,8 @@
 // One request from this board to another board's port (HTTPS when the cluster speaks it): what a
 // rejoining board's gap fill and a restore passed on use. A fresh connection each time (these are
 // rare), bounded in time and in the bytes of the answer.
-import type { BoardConfig } from '../shared/config.ts';
-import { boardAgent, type TlsMaterial } from './tls-material.ts';
+import type { BoardConfig } from '../../shared/config.ts';
+import { boardAgent, type TlsMaterial } from '../tls-material.ts';
 
 export interface BoardAnswer {
   status: number;

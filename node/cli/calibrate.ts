@@ -2,7 +2,7 @@
 // size, raise the concurrency until throughput stops growing: that is (Rmax, Wmax) with
 // 100% = a·Rmax + b·Wmax; then least squares over the sizes.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { calibrate } from '../master/qos/adaptation.ts';
+import { calibrate } from '../../master/qos/adaptation.ts';
 import { closedLoop } from './load-gen.ts';
 
 export interface CalibrationPoint {

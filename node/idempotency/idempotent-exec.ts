@@ -3,8 +3,8 @@
 // board (IDEM packets) so a retry through another board or a new master replays it. With an
 // intent log (stateDir) the start is on disk before the device is touched: a board killed
 // between the device and the outcome answers the key IDEMPOTENCY_UNKNOWN after its restart.
-import { EwsError } from '../shared/errors.ts';
-import type { IdempotencyStore, IdemRecord } from '../shared/idempotency-store.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { IdempotencyStore, IdemRecord } from '../../shared/idempotency-store.ts';
 import type { IntentLog } from './intent-log.ts';
 
 export interface Captured {

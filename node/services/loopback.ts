@@ -1,8 +1,8 @@
 // A request from this board to its own HTTP port: how schedules and MQTT commands enter the
 // master's queue and dispatch exactly as a client's request would.
 import type http from 'node:http';
-import type { BoardConfig } from '../shared/config.ts';
-import { boardAgent, type TlsMaterial } from './tls-material.ts';
+import type { BoardConfig } from '../../shared/config.ts';
+import { boardAgent, type TlsMaterial } from '../tls-material.ts';
 
 export interface LoopbackAnswer {
   status: number;

@@ -1,13 +1,13 @@
 // What a board keeps in its stateDir, opened once at boot: its boot epoch, the intent log, the
 // logged-out sessions and the operator's state (audit log, alarm episodes, history). Without a
 // stateDir ("stateDir": false) all of it lives in memory only.
-import type { BoardConfig, Config } from '../shared/config.ts';
-import { RevokedSessions, revokedFile } from './auth/revoked-sessions.ts';
-import { SERVICE_SESSION_TTL_S } from './auth/session.ts';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import { RevokedSessions, revokedFile } from '../auth/revoked-sessions.ts';
+import { SERVICE_SESSION_TTL_S } from '../auth/session.ts';
+import { type IntentLog, openIntentLog } from '../idempotency/intent-log.ts';
+import type { Logger } from '../log.ts';
+import { OperatorDisk } from '../operator/operator-disk.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
-import { type IntentLog, openIntentLog } from './intent-log.ts';
-import type { Logger } from './log.ts';
-import { OperatorDisk } from './operator/operator-disk.ts';
 
 export interface BoardState {
   durable: boolean;

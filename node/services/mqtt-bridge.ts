@@ -4,11 +4,11 @@
 // the HTTP path: nothing waits for it, and nothing is queued for it while it is away (state is
 // published again on reconnect).
 import type { MqttClient } from 'mqtt';
-import type { BoardConfig, Config } from '../shared/config.ts';
-import { EwsError } from '../shared/errors.ts';
-import type { Counter, Registry } from '../shared/metrics.ts';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { Counter, Registry } from '../../shared/metrics.ts';
+import type { Logger } from '../log.ts';
 import { discoveryMessages } from './ha-discovery.ts';
-import type { Logger } from './log.ts';
 import type { Loopback } from './loopback.ts';
 
 export interface BridgeSources {

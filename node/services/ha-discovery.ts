@@ -3,8 +3,8 @@
 // or binary sensors (on/off); actions become numbers (a value), switches (on/off) or buttons.
 // State comes from the bridge's retained device state; commands go to its .../set topics;
 // availability is the status of the boards the device is attached to (any one online).
-import type { Config } from '../shared/config.ts';
-import type { DeviceConfig } from '../shared/device-config.ts';
+import type { Config } from '../../shared/config.ts';
+import type { DeviceConfig } from '../../shared/device-config.ts';
 
 export interface DiscoveryMessage {
   topic: string;

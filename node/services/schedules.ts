@@ -2,11 +2,11 @@
 // port, so they take the same queue, dispatch and idempotency path as a client's request; when
 // mastership moves, the new master's schedules take over. When they are due is the pure ticker's
 // call (master/schedule-ticker.ts); this adapter keeps its one timer and runs what it returns.
-import { ScheduleTicker } from '../master/schedule-ticker.ts';
-import type { Config } from '../shared/config.ts';
-import { localTime } from '../shared/cron.ts';
-import type { Counter, Registry } from '../shared/metrics.ts';
-import type { Logger } from './log.ts';
+import { ScheduleTicker } from '../../master/schedule-ticker.ts';
+import type { Config } from '../../shared/config.ts';
+import { localTime } from '../../shared/cron.ts';
+import type { Counter, Registry } from '../../shared/metrics.ts';
+import type { Logger } from '../log.ts';
 import type { Loopback } from './loopback.ts';
 
 /** A loop that wakes this late still runs what fell due meanwhile (once); older seconds are skipped. */

@@ -1,7 +1,7 @@
 // `ews restore --url URL --file F`: a backup (GET /api/backup) merged into every running board,
 // as an admin (--user asks the password without echo; or --token T, EWS_TOKEN).
 import { readFileSync } from 'node:fs';
-import { fail } from './start.ts';
+import { fail } from '../start.ts';
 import { login } from './status-cmd.ts';
 
 export async function restoreCmd(url: string | undefined, file: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {

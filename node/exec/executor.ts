@@ -11,10 +11,10 @@ import { headerLines } from '../../shared/header-lines.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import type { Worker } from '../worker.ts';
-import { CapturedAnswer } from './answer.ts';
-import { sendError } from './http-io.ts';
-import type { LocalRun } from './intake.ts';
+import { CapturedAnswer } from '../http/answer.ts';
+import { sendError } from '../http/http-io.ts';
+import type { LocalRun } from '../http/intake.ts';
+import type { Worker } from './handlers.ts';
 
 export class Executor {
   private readonly replay: DispatchReplayGuard;

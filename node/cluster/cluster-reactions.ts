@@ -2,32 +2,32 @@
 // a new master; the VIP follows the role in the cluster plane itself), boards going down, and the application data boards share (device
 // readings, idempotency records, revoked sessions); plus this board's own device readings
 // going out, and the cluster view pushed to SSE clients and MQTT.
-import type { Config } from '../shared/config.ts';
-import type { CoreEvent } from '../shared/election.ts';
-import { EwsError } from '../shared/errors.ts';
-import { parseIdem } from '../shared/idempotency-store.ts';
-import type { AppMessage } from '../shared/protocol.ts';
-import type { RevokedEntry } from './auth/revoked-sessions.ts';
+import type { Config } from '../../shared/config.ts';
+import type { CoreEvent } from '../../shared/election.ts';
+import { EwsError } from '../../shared/errors.ts';
+import { parseIdem } from '../../shared/idempotency-store.ts';
+import type { AppMessage } from '../../shared/protocol.ts';
+import type { RevokedEntry } from '../auth/revoked-sessions.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
+import type { DeviceDirectory } from '../devices/device-directory.ts';
+import { parseSnapshot } from '../devices/device-directory.ts';
+import type { DeviceManager, DeviceSnapshot } from '../devices/device-manager.ts';
+import type { EventsHub } from '../http/events-hub.ts';
+import { sendError } from '../http/http-io.ts';
+import type { Intake } from '../http/intake.ts';
+import type { MasterRelay } from '../http/master-relay.ts';
+import type { IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
+import type { Logger } from '../log.ts';
+import { fetchSync } from '../operator/gap-fill.ts';
+import { OperatorState } from '../operator/operator-state.ts';
+import type { MqttBridge } from '../services/mqtt-bridge.ts';
+import type { Notifier } from '../services/notifier.ts';
+import type { Schedules } from '../services/schedules.ts';
+import type { BoardState } from '../state/board-state.ts';
+import type { TlsMaterial } from '../tls-material.ts';
 import { HealthBook } from './board-health.ts';
-import type { BoardState } from './board-state.ts';
-import type { ClusterMirror } from './cluster-plane/mirror.ts';
 import type { ClusterView } from './cluster-view.ts';
-import type { DeviceDirectory } from './devices/device-directory.ts';
-import { parseSnapshot } from './devices/device-directory.ts';
-import type { DeviceManager, DeviceSnapshot } from './devices/device-manager.ts';
-import type { EventsHub } from './events-hub.ts';
-import { sendError } from './http/http-io.ts';
-import type { Intake } from './http/intake.ts';
-import type { MasterRelay } from './http/master-relay.ts';
-import type { IdempotentExecutor } from './idempotent-exec.ts';
 import { broadcastList } from './list-broadcast.ts';
-import type { Logger } from './log.ts';
-import type { MqttBridge } from './mqtt-bridge.ts';
-import type { Notifier } from './notifier.ts';
-import { fetchSync } from './operator/gap-fill.ts';
-import { OperatorState } from './operator/operator-state.ts';
-import type { Schedules } from './schedules.ts';
-import type { TlsMaterial } from './tls-material.ts';
 
 /** How often a board re-broadcasts its device readings (boards that join later learn them). */
 const DEVICE_REFRESH_MS = 5000;

@@ -5,8 +5,8 @@ import type { BoardConfig, Config } from '../../shared/config.ts';
 import { errorResponse } from '../../shared/errors.ts';
 import { resolveAction } from '../devices/action-input.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
-import type { Captured } from '../idempotent-exec.ts';
-import type { ExecRequest } from '../worker.ts';
+import type { Captured } from '../idempotency/idempotent-exec.ts';
+import type { ExecRequest } from './exec-request.ts';
 
 /** Runs the request against the device; the answer (success or coded error) comes back as data. */
 export async function deviceCgi(cfg: Config, board: BoardConfig, devices: DeviceManager, x: ExecRequest, path: string): Promise<Captured> {

@@ -2,7 +2,7 @@
 // board samples its own, the others' arrive in HEALTH packets every few seconds.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VERSION } from './version.ts';
+import { VERSION } from '../version.ts';
 
 export interface BoardHealth {
   /** This process's CPU use over the last interval, % of one core (all its threads). */

@@ -1,7 +1,8 @@
 // `ews status`: the cluster's boards and devices, as one board sees them. With --user it logs in
 // (the password asked without echo) instead of needing a token from curl.
+
+import { fail } from '../start.ts';
 import { readPassword } from './password-prompt.ts';
-import { fail } from './start.ts';
 
 interface ClusterJson {
   cluster: string;

@@ -5,13 +5,13 @@
 // never blocks the master. A send that succeeds is an audit entry (kind `notify`), which every
 // board holds and keeps on disk: the next master reads from it what was already sent.
 import { createHmac } from 'node:crypto';
-import { ATTEMPTS_MAX, type Delivery, dueDeliveries, type Episode, NotifyQueue, SentBook, sentEntry, sentKey, type Target } from '../master/notify-plan.ts';
-import type { Config } from '../shared/config.ts';
-import type { Registry } from '../shared/metrics.ts';
-import type { EmailConfig, NotifyConfig } from '../shared/notify-config.ts';
-import type { Logger } from './log.ts';
-import { ACK_SLACK_MS, type AlarmView } from './operator/alarms.ts';
-import type { OperatorState } from './operator/operator-state.ts';
+import { ATTEMPTS_MAX, type Delivery, dueDeliveries, type Episode, NotifyQueue, SentBook, sentEntry, sentKey, type Target } from '../../master/notify-plan.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import type { EmailConfig, NotifyConfig } from '../../shared/notify-config.ts';
+import type { Logger } from '../log.ts';
+import { ACK_SLACK_MS, type AlarmView } from '../operator/alarms.ts';
+import type { OperatorState } from '../operator/operator-state.ts';
 
 const TICK_MS = 1000;
 const SENDS_AT_ONCE = 2;

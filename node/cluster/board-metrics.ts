@@ -1,14 +1,14 @@
 // The board's own gauges on /metrics: role, term, the table as it sees it, event-loop delay,
 // device actions, idempotency records, memory.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Registry } from '../shared/metrics.ts';
-import type { BoardState } from './board-state.ts';
-import type { ClusterMirror } from './cluster-plane/mirror.ts';
+import type { Registry } from '../../shared/metrics.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
+import type { DeviceManager } from '../devices/device-manager.ts';
+import type { Worker } from '../exec/handlers.ts';
+import type { EventsHub } from '../http/events-hub.ts';
+import type { IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
+import type { BoardState } from '../state/board-state.ts';
 import type { ClusterView } from './cluster-view.ts';
-import type { DeviceManager } from './devices/device-manager.ts';
-import type { EventsHub } from './events-hub.ts';
-import type { IdempotentExecutor } from './idempotent-exec.ts';
-import type { Worker } from './worker.ts';
 
 /** Registers the gauges; returns a stop function (the event-loop delay monitor). */
 export function boardMetrics(

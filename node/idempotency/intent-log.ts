@@ -7,7 +7,7 @@
 // the key store refuses new keys instead, so the live entries stay within idempotencyKeysMax.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Journal, journalText } from './journal.ts';
+import { Journal, journalText } from '../state/journal.ts';
 
 /** The board's log in stateDir, or none without one (commands are then remembered in memory only). */
 export function openIntentLog(stateDir: string | undefined, boardId: string, keysMax: number, ttlMs: number): IntentLog | undefined {

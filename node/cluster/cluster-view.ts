@@ -1,7 +1,7 @@
 // The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../../shared/config.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { BoardHealth, HealthBook } from './board-health.ts';
-import type { ClusterMirror } from './cluster-plane/mirror.ts';
 
 export interface ClusterView {
   cluster: string;
