@@ -1,7 +1,8 @@
 // Cron expressions, parsed once at the config edge and matched against a second's local-time
 // fields. Pure: no timers, and the time comes in as a number.
 //
-// Grammar (node-cron 4's, which the first wave used): 5 fields (minute hour day month weekday, at
+// The config checks expressions here, at its edge (pure, naming the field); node-cron runs them,
+// and a test holds the two to the same matches. Grammar (node-cron 4's): 5 fields (minute hour day month weekday, at
 // second 0) or 6 (second first); `*`, `?` (day and weekday), numbers, ranges (`a-b`, wrapping when
 // a > b, e.g. `fri-mon`), steps (`*/n`, `a-b/n`, `a/n` = from a to the field's end), lists, month
 // and weekday names, 7 = Sunday, `L` (the month's last day), `5L` (its last Friday), `1#2` (its

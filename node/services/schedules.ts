@@ -1,24 +1,29 @@
 // Scheduled device jobs. They run on the master only and enter through the master's own HTTP
 // port, so they take the same queue, dispatch and idempotency path as a client's request; when
-// mastership moves, the new master's schedules take over. When they are due is the pure ticker's
-// call (master/schedule-ticker.ts); this adapter keeps its one timer and runs what it returns.
-import { ScheduleTicker } from '../../master/schedule-ticker.ts';
+// mastership moves, the new master's schedules take over. node-cron runs them: one task per
+// schedule, `noOverlap` (a run still under way makes the next one skip, not stack), and a
+// tolerance for a late wake (a slot up to `lateToleranceMs` late still runs, once; an older one is
+// missed). A clock stepped ahead (NTP after boot) misses what it jumped over; stepped back, nothing
+// runs until the clock reaches the slot it was waiting for, so nothing runs twice. Skips of both
+// kinds are counted. node-cron is loaded when a board first becomes master with schedules, so a
+// board without any never pays its memory (bench/results/memory.md).
+import type { ScheduledTask, TaskContext } from 'node-cron';
 import type { Config } from '../../shared/config.ts';
-import { localTime } from '../../shared/cron.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
 import type { Logger } from '../log.ts';
 import type { Loopback } from './loopback.ts';
 
-/** A loop that wakes this late still runs what fell due meanwhile (once); older seconds are skipped. */
-const CATCH_UP_S = 10;
+/** A loop that wakes this late still runs what fell due meanwhile (once); older slots are missed. */
+export const LATE_TOLERANCE_MS = 10_000;
 
 export class Schedules {
-  private ticker: ScheduleTicker | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  /** A schedule's run still under way (the ticker skips it rather than stack another). */
-  private readonly inFlight: boolean[];
+  private tasks: ScheduledTask[] | undefined;
+  /** Bumped by start() and stop(): a start whose import finishes after a stop does nothing. */
+  private generation = 0;
   private readonly runs: Counter;
   private readonly skipped: Counter;
+  /** Missed slots since the last warning: one log line per wake, not one per slot. */
+  private missedSinceWarn = 0;
 
   constructor(
     private readonly cfg: Config,
@@ -26,72 +31,62 @@ export class Schedules {
     metrics: Registry,
     private readonly credentials: () => Record<string, string>,
     private readonly loopback: Loopback,
+    private readonly lateToleranceMs = LATE_TOLERANCE_MS,
   ) {
-    this.inFlight = cfg.schedules.map(() => false);
     this.runs = metrics.counter('ews_schedule_runs_total', 'Scheduled jobs run by this board as master, by schedule and answer status');
     this.skipped = metrics.counter(
       'ews_schedule_skipped_total',
-      'Scheduled runs not made: the previous run still under way (overlap), or the loop or clock late past the catch-up window (late, per second)',
+      'Scheduled runs not made: the previous run still under way (overlap), or the loop or clock late past the tolerance (missed, per slot)',
     );
   }
 
   get running(): boolean {
-    return this.ticker !== undefined;
+    return this.generation % 2 === 1;
   }
 
   start(): void {
     if (this.running || this.cfg.schedules.length === 0) return;
-    this.ticker = new ScheduleTicker(
-      this.cfg.schedules.map((s) => s.when),
-      Date.now(),
-      CATCH_UP_S,
-      localTime,
+    const gen = ++this.generation;
+    void import('node-cron').then(
+      (cron) => {
+        if (gen !== this.generation) return;
+        const logger = { info: () => {}, debug: () => {}, warn: (m: string) => this.log.debug(m), error: (m: string | Error) => this.log.warn({ err: m }, 'node-cron') };
+        this.tasks = this.cfg.schedules.map((s, i) => {
+          const task = cron.createTask(s.cron, (ctx) => this.fire(i, ctx), { name: `schedule-${i}`, noOverlap: true, missedExecutionTolerance: this.lateToleranceMs, unref: true, logger });
+          task.on('execution:overlap', () => this.skipped.inc({ schedule: i, reason: 'overlap' }));
+          task.on('execution:missed', () => this.onMissed(i));
+          void task.start();
+          return task;
+        });
+        this.log.info({ schedules: this.tasks.length }, 'schedules started');
+      },
+      (err: unknown) => this.log.error({ err }, 'schedules: node-cron could not be loaded'),
     );
-    this.arm();
-    this.log.info({ schedules: this.cfg.schedules.length }, 'schedules started');
   }
 
   stop(): void {
     if (!this.running) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.ticker = undefined;
+    this.generation++;
+    for (const t of this.tasks ?? []) void t.destroy();
+    this.tasks = undefined;
     this.log.info('schedules stopped');
   }
 
-  private arm(): void {
-    const now = Date.now();
-    // Timers run on the monotonic clock and may wake a little early against Date: the tick then
-    // finds the same second, nothing due, and arms again for the rest.
-    this.timer = setTimeout(this.onTimer, Math.max(1, this.ticker!.nextWakeMs(now) - now)).unref();
+  private onMissed(schedule: number): void {
+    this.skipped.inc({ schedule, reason: 'missed' });
+    if (this.missedSinceWarn++ > 0) return;
+    setImmediate(() => {
+      this.log.warn({ missed: this.missedSinceWarn }, 'schedules: the clock moved ahead or the loop stalled; slots older than the tolerance were not run');
+      this.missedSinceWarn = 0;
+    });
   }
 
-  private readonly isRunning = (schedule: number): boolean => this.inFlight[schedule]!;
-
-  private readonly onTimer = (): void => {
-    const ticker = this.ticker;
-    if (!ticker) return;
-    const r = ticker.tick(Date.now(), this.isRunning);
-    if (r.skippedS > 0) {
-      this.skipped.inc({ reason: 'late' }, r.skippedS);
-      this.log.warn({ skippedS: r.skippedS }, 'schedules: the clock moved ahead or the loop stalled; the seconds before the catch-up window were not run');
-    }
-    if (r.steppedBack) this.log.warn('schedules: the clock went back; going on from the new time');
-    for (const i of r.overlapped) this.skipped.inc({ schedule: i, reason: 'overlap' });
-    for (const d of r.due) {
-      this.inFlight[d.schedule] = true;
-      void this.fire(d.schedule, d.atS).finally(() => {
-        this.inFlight[d.schedule] = false;
-      });
-    }
-    this.arm();
-  };
-
-  private async fire(i: number, atS: number): Promise<void> {
+  private async fire(i: number, ctx: TaskContext): Promise<void> {
     const s = this.cfg.schedules[i]!;
+    const atS = Math.floor(ctx.date.getTime() / 1000);
     const path = `/cgi-bin/devices/${encodeURIComponent(s.device)}/${encodeURIComponent(s.action)}`;
     const headers: Record<string, string> = { 'x-ews-origin': 'schedule', ...this.credentials() };
-    // An action gets a key per tick: if two masters overlap for a moment after a partition heals,
+    // An action gets a key per slot: if two masters overlap for a moment after a partition heals,
     // the device still runs it once.
     if (s.action !== 'read') headers['idempotency-key'] = `schedule-${i}-${atS}`;
     const r = await this.loopback.post(path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.cfg.limits.requestTimeoutMs);

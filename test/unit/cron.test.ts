@@ -1,9 +1,9 @@
-// Cron expressions (shared/cron.ts) and when the master's schedules are due (master/schedule-ticker.ts),
-// on times given as numbers: no timers, no waiting for the wall clock. Dates are built in local
+// Cron expressions as the config reads them (shared/cron.ts), on times given as numbers: no
+// timers, no waiting for the wall clock; and node-cron, which runs them, agreeing on every match. Dates are built in local
 // time, so the tests hold in any time zone.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ScheduleTicker } from '../../master/schedule-ticker.ts';
+import { createTask } from 'node-cron';
 import { CRON_CHARS_MAX, type CronSpec, cronMatches, localTime, parseCron } from '../../shared/cron.ts';
 
 const spec = (e: string): CronSpec => {
@@ -95,65 +95,29 @@ test('a bad expression says which field and why', () => {
   assert.match(bad(`${long} `), new RegExp(`longer than ${CRON_CHARS_MAX}`));
 });
 
-const T0 = at(2026, 12, 1, 10, 0, 0) * 1000;
-/** No run under way. */
-const idle = () => false;
-const ticker = (exprs: string[], nowMs = T0 + 300, catchUpS = 10) => new ScheduleTicker(exprs.map(spec), nowMs, catchUpS, localTime);
-
-test('the ticker runs each schedule once per matching second, not the second under way at start', () => {
-  const t = ticker(['* * * * * *', '*/2 * * * * *']);
-  assert.deepEqual(t.tick(T0 + 900, idle).due, [], 'still the start second');
-  assert.equal(t.nextWakeMs(T0 + 900), T0 + 1000);
-  assert.deepEqual(t.tick(T0 + 1000, idle).due, [{ schedule: 0, atS: T0 / 1000 + 1 }]);
-  assert.deepEqual(t.tick(T0 + 1500, idle).due, [], 'the same second again: nothing twice');
-  assert.deepEqual(t.tick(T0 + 2001, idle).due, [
-    { schedule: 0, atS: T0 / 1000 + 2 },
-    { schedule: 1, atS: T0 / 1000 + 2 },
-  ]);
-});
-
-test('a late wake runs what fell due meanwhile once, for its last second; past the catch-up window it says how many seconds it skipped', () => {
-  const t = ticker(['* * * * * *', '30 * * * * *', '0 0 12 * * *']);
-  // 4.5 s late: the every-second schedule once (for the last second), the :30 one not yet.
-  assert.deepEqual(t.tick(T0 + 5500, idle), { due: [{ schedule: 0, atS: T0 / 1000 + 5 }], overlapped: [], skippedS: 0, steppedBack: false });
-  // Woke at :35 after 30 s: :30 lies in the last 10 s, so it runs.
-  assert.deepEqual(t.tick(T0 + 35_200, idle), {
-    due: [
-      { schedule: 0, atS: T0 / 1000 + 35 },
-      { schedule: 1, atS: T0 / 1000 + 30 },
-    ],
-    overlapped: [],
-    skippedS: 20,
-    steppedBack: false,
-  });
-  // The clock steps ahead 3 h (NTP after boot): noon is long past and not run now.
-  const r = t.tick(T0 + 3 * 3600_000 + 100, idle);
-  assert.deepEqual(r.due, [{ schedule: 0, atS: T0 / 1000 + 3 * 3600 }]);
-  assert.equal(r.skippedS, 3 * 3600 - 35 - 10);
-});
-
-test('the catch-up window at its bound: the last catchUpS seconds are looked at, the one before is not', () => {
-  const t = ticker(['7 * * * * *', '8 * * * * *'], T0, 3);
-  // Woke at :10 with a 3 s window: :08, :09, :10 are looked at; :07 is skipped with :01-:06.
-  assert.deepEqual(t.tick(T0 + 10_000, idle), { due: [{ schedule: 1, atS: T0 / 1000 + 8 }], overlapped: [], skippedS: 7, steppedBack: false });
-});
-
-test('a clock stepped back starts over from the new time: nothing already run runs again', () => {
-  const t = ticker(['* * * * * *', '5 * * * * *']);
-  assert.equal(t.tick(T0 + 6000, idle).due.length, 2);
-  assert.deepEqual(t.tick(T0 + 2000, idle), { due: [], overlapped: [], skippedS: 0, steppedBack: true });
-  assert.deepEqual(t.tick(T0 + 3000, idle).due, [{ schedule: 0, atS: T0 / 1000 + 3 }]);
-  assert.throws(() => ticker(['* * * * * *'], T0, 0), /invariant/);
-});
-
-test('a schedule whose previous run is still under way is skipped and named, not stacked; the others run', () => {
-  const t = ticker(['* * * * * *', '*/2 * * * * *']);
-  const busy = new Set([0]);
-  assert.deepEqual(
-    t.tick(T0 + 2000, (i) => busy.has(i)),
-    { due: [{ schedule: 1, atS: T0 / 1000 + 2 }], overlapped: [0], skippedS: 0, steppedBack: false },
-  );
-  busy.clear();
-  // Skipped means skipped: the next tick runs its own second, not the one missed.
-  assert.deepEqual(t.tick(T0 + 3000, (i) => busy.has(i)).due, [{ schedule: 0, atS: T0 / 1000 + 3 }]);
+test('node-cron, which runs the schedules, matches every expression the config accepts on the same seconds', () => {
+  const exprs = [
+    '* * * * * *',
+    '*/7 * * * * *',
+    '30 10 * * *',
+    '0 0 1 1 *',
+    '0 9-17/2 * * mon-fri',
+    '0 0 L * *',
+    '0 12 * * 5L',
+    '0 8 * * 1#2',
+    '0 0 * * fri-mon',
+    '@hourly',
+    '0 0 1,15 * *',
+    '0 0 * jan,jul *',
+  ];
+  const from = at(2026, 1, 1);
+  for (const e of exprs) {
+    const task = createTask(e, () => {});
+    // Every minute of two months, and every second of the first hour, in local time.
+    for (let s = from; s < from + 61 * 86_400; s += s < from + 3600 ? 1 : 60) {
+      const d = new Date(s * 1000);
+      assert.equal(task.match(d), matches(e, s), `${e} at ${d.toString()}`);
+    }
+    void task.destroy();
+  }
 });
