@@ -1,7 +1,14 @@
-// `npm run build`: the content trees from node/ui/src into dist/site/<level>/.
+// `npm run build`: the content levels from node/ui into dist/site/<level>/.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { writeSite } from '../node/ui/site.ts';
+import { bundleSite } from './site-bundle.ts';
 
-const root = resolve(import.meta.dirname, '..');
-writeSite(join(root, 'node/ui/src'), join(root, 'dist/site'));
-process.stdout.write('dist/site: content trees 1-3 written\n');
+const out = resolve(import.meta.dirname, '../dist/site');
+rmSync(out, { recursive: true, force: true });
+const levels = await bundleSite();
+for (const [i, files] of levels.entries()) {
+  const dir = join(out, String(i + 1));
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+}
+process.stdout.write(`dist/site: content levels 1-${levels.length} written\n`);

@@ -1,4 +1,5 @@
-// Every error a client can see, in one table (fastify/undici style).
+// Every error a client can see, in one table (fastify/undici style). `retry: 'board'`: another
+// board of the cluster may answer the same request (the web UI and clients fail over on these).
 // Handlers throw EwsError(code); one function turns it into a response.
 
 export const ERRORS = {
@@ -17,11 +18,11 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
   IDEMPOTENCY_STORE_FULL: { status: 503, message: 'every idempotency key held is still live: this new key was not run; retry later' },
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
-  NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one' },
-  NO_BOARD: { status: 503, message: 'no eligible board can serve this request' },
+  NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one', retry: 'board' },
+  NO_BOARD: { status: 503, message: 'no eligible board can serve this request', retry: 'board' },
   OVERLOADED: { status: 503, message: 'the cluster is overloaded: pages are refused until the load falls (content adaptation)' },
-  SHUTTING_DOWN: { status: 503, message: 'board is shutting down' },
-  BOARD_FAILED: { status: 502, message: 'the executing board failed before answering' },
+  SHUTTING_DOWN: { status: 503, message: 'board is shutting down', retry: 'board' },
+  BOARD_FAILED: { status: 502, message: 'the executing board failed before answering', retry: 'board' },
   ANSWER_TOO_LARGE: { status: 502, message: "the executing board's answer is over limits.answerBytesMax" },
   DEVICE_ERROR: { status: 502, message: 'the device answered with an error or garbage' },
   DEVICE_TIMEOUT: { status: 504, message: 'the device did not answer in time' },
@@ -31,7 +32,7 @@ export const ERRORS = {
   DISPATCH_TIMEOUT: { status: 504, message: 'the executing board did not answer in time' },
   QUEUE_TIMEOUT: { status: 503, message: 'request waited in the queue longer than its deadline' },
   INTERNAL: { status: 500, message: 'internal error' },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string; retry?: 'board' }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 

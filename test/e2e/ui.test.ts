@@ -140,13 +140,20 @@ describe('web UI in Chromium', { skip }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('a viewer sees everything but every control is disabled', async () => {
-    const vctx = await browser.newContext({ bypassCSP: true });
+  test('a viewer sees everything but every control is disabled; at phone width the Boards table fits', async () => {
+    const vctx = await browser.newContext({ bypassCSP: true, viewport: { width: 360, height: 740 } });
     const p = await vctx.newPage();
     await login(p, 'victor', 'viewer-pass-1');
     const buttons = p.locator('button[data-action]');
     assert.ok((await buttons.count()) >= 5);
     for (const b of await buttons.all()) assert.equal(await b.isDisabled(), true);
+    await until(p, `document.querySelectorAll('#board-table tbody tr').length === 3`);
+    const fit = await p.evaluate(() => {
+      const t = document.querySelector('#board-table')!;
+      return { table: t.scrollWidth, room: t.parentElement!.clientWidth, page: document.documentElement.scrollWidth, viewport: window.innerWidth };
+    });
+    assert.ok(fit.table <= fit.room, `the Boards table is ${fit.table} px wide in ${fit.room} px`);
+    assert.ok(fit.page <= fit.viewport, `the page is ${fit.page} px wide at ${fit.viewport} px`);
     await vctx.close();
   });
 

@@ -111,3 +111,18 @@ test('node/ has rooms: at most 8 source files at its top', () => {
   const top = readdirSync(join(ROOT, 'node')).filter((n) => n.endsWith('.ts'));
   assert.ok(top.length <= 8, `node/ has ${top.length} files at its top: ${top.join(', ')}`);
 });
+
+test('the web UI sources run in the browser: they import only each other, and none is over 300 lines', () => {
+  const dir = join(ROOT, 'node/ui/src');
+  const problems: string[] = [];
+  for (const file of files(dir)) {
+    const rel = relative(ROOT, file);
+    for (const { spec } of imports(file)) {
+      const inside = spec.startsWith('./') && !relative(dir, resolve(dirname(file), spec)).startsWith('..');
+      if (!inside) problems.push(`${rel} imports ${spec}`);
+    }
+    const n = readFileSync(file, 'utf8').split('\n').length;
+    if (n > 300) problems.push(`${rel} has ${n} lines`);
+  }
+  assert.deepEqual(problems, []);
+});

@@ -1,29 +1,38 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { buildTree, readSources, TREES } from '../../node/ui/site.ts';
+import { bundleSite, RETRY_CODES } from '../../deploy/site-bundle.ts';
+import { indexHtml } from '../../node/ui/page.ts';
+import { TREES } from '../../node/ui/site.ts';
 
-const src = readSources(join(import.meta.dirname, '../../node/ui/src'));
+const [t1, t2, t3] = await bundleSite();
 
 test('three content levels from one source: full, light, text-only', () => {
-  const [t1, t2, t3] = [1, 2, 3].map((l) => buildTree(l, src));
   assert.equal(TREES, 3);
   assert.deepEqual(Object.keys(t3!).sort(), ['app.js', 'index.html', 'logo.svg', 'style.css']);
   assert.deepEqual(Object.keys(t2!).sort(), ['app.js', 'index.html', 'style.css']);
   assert.deepEqual(Object.keys(t1!).sort(), ['app.js', 'index.html']);
   assert.match(t3!['index.html']!, /<canvas id="chart"/);
-  assert.match(t3!['app.js']!, /function drawChart/);
   assert.doesNotMatch(t2!['index.html']!, /canvas|logo\.svg/);
-  assert.doesNotMatch(t2!['app.js']!, /drawChart|startChart/);
   assert.doesNotMatch(t1!['index.html']!, /style\.css/);
-  for (const t of [t1!, t2!, t3!]) {
-    assert.doesNotMatch(t['index.html']!, /<!--\/?level|\{\{level\}\}/, 'no markers left');
-    assert.doesNotMatch(t['app.js']!, /\/\*\/?level/);
-  }
   assert.match(t1!['index.html']!, /data-level="1"/);
-  assert.ok(t1!['app.js']!.length < t3!['app.js']!.length);
 });
 
-test('an unclosed marker is a build error, not a broken page', () => {
-  assert.throws(() => buildTree(1, { ...src, 'index.html': '<p><!--level>=3-->x' }), /unclosed/);
+test('each level bundle keeps only its code: esbuild drops the chart below 3 and the trends below 2', () => {
+  assert.match(t3!['app.js']!, /function drawChart/);
+  assert.match(t3!['app.js']!, /function drawTrend/);
+  assert.doesNotMatch(t2!['app.js']!, /drawChart|startChart/);
+  assert.match(t2!['app.js']!, /function drawTrend/);
+  assert.doesNotMatch(t1!['app.js']!, /drawChart|drawTrend|loadTrends/);
+  for (const t of [t1!, t2!, t3!]) assert.doesNotMatch(t['app.js']!, /\bEWS_(LEVEL|RETRY_CODES)\b/, 'every build constant replaced');
+  assert.ok(t1!['app.js']!.length < t2!['app.js']!.length && t2!['app.js']!.length < t3!['app.js']!.length);
+});
+
+test("the codes the page retries on another board are the error table's", () => {
+  assert.deepEqual([...RETRY_CODES].sort(), ['BOARD_FAILED', 'NO_BOARD', 'NO_MASTER', 'SHUTTING_DOWN']);
+  for (const code of RETRY_CODES) assert.ok(t1!['app.js']!.includes(`"${code}"`), code);
+});
+
+test('a content level outside 1..TREES is a build error, not a broken page', () => {
+  assert.throws(() => indexHtml(0), /invariant/);
+  assert.throws(() => indexHtml(TREES + 1), /invariant/);
 });

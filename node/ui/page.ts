@@ -1,16 +1,24 @@
-<!doctype html>
-<html lang="en" data-level="{{level}}">
+// The page every content level serves (papers 000/002): level 3 full (styles, the logo, the
+// chart), 2 light (styles, no chart or images), 1 text only. Pure; the build writes it next to
+// that level's bundle (deploy/site-bundle.ts).
+import { TREES } from '../../shared/content-levels.ts';
+
+export function indexHtml(level: number): string {
+  if (!Number.isInteger(level) || level < 1 || level > TREES) throw new Error(`invariant: content level ${level}`);
+  const at = (min: number, html: string) => (level >= min ? html : '');
+  return `<!doctype html>
+<html lang="en" data-level="${level}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ews</title>
 <link rel="icon" href="data:,">
-<!--level>=2--><link rel="stylesheet" href="style.css"><!--/level-->
+${at(2, '<link rel="stylesheet" href="style.css">')}
 <script src="app.js" defer></script>
 </head>
 <body>
 <header>
-  <!--level>=3--><img src="logo.svg" alt="" width="28" height="28"><!--/level-->
+  ${at(3, '<img src="logo.svg" alt="" width="28" height="28">')}
   <h1>ews <span id="cluster-name"></span></h1>
   <span id="who"></span>
   <button id="logout" type="button" hidden>Log out</button>
@@ -36,10 +44,12 @@
   </section>
   <section id="cluster">
     <h2>Boards</h2>
+    <div class="scroll">
     <table id="board-table">
       <thead><tr><th>Board</th><th>State</th><th>CPU</th><th>Memory</th><th>Up</th><th>Temp</th><th>Version</th></tr></thead>
       <tbody></tbody>
     </table>
+    </div>
     <details id="cluster-details">
       <summary>Cluster details</summary>
       <p id="cluster-summary">…</p>
@@ -48,11 +58,12 @@
         <tbody></tbody>
       </table>
       <p id="qos"></p>
-      <!--level>=3-->
-      <h3>Requests per second and queue length</h3>
+      ${at(
+        3,
+        `<h3>Requests per second and queue length</h3>
       <canvas id="chart" width="640" height="180" aria-label="requests per class and queue length over the last minutes"></canvas>
-      <p id="chart-legend"></p>
-      <!--/level-->
+      <p id="chart-legend"></p>`,
+      )}
     </details>
   </section>
   <section id="events">
@@ -60,6 +71,8 @@
     <ol id="log-list" reversed></ol>
   </section>
 </main>
-<footer>content level {{level}} · view: <a href="/?tree=1">text</a> · <a href="/?tree=2">light</a> · <a href="/?tree=3">full</a></footer>
+<footer>content level ${level} · view: <a href="/?tree=1">text</a> · <a href="/?tree=2">light</a> · <a href="/?tree=3">full</a></footer>
 </body>
 </html>
+`;
+}

@@ -1,0 +1,85 @@
+// What the page reads from the API (docs/http-api.md), as far as it uses it.
+
+export type Value = number | boolean | string;
+
+export interface Health {
+  cpuPct: number;
+  rssBytes: number;
+  uptimeS: number;
+  tempC: number | null;
+  version: string;
+}
+export interface BoardRow {
+  id: string;
+  role: string;
+  linknum: number;
+  runstate: number;
+  url?: string;
+  health?: Health | null;
+}
+export interface ClusterState {
+  cluster?: string;
+  master: string | null;
+  term: number;
+  boards: BoardRow[];
+}
+
+export interface ActionInfo {
+  name: string;
+  input: { type: 'boolean' | 'number'; min?: number; max?: number } | null;
+  point: string | null;
+  sets?: Value | null;
+}
+export interface Device {
+  id: string;
+  name?: string;
+  online: boolean;
+  boards: string[];
+  points: Record<string, Value>;
+  units?: Record<string, string>;
+  updatedAt: number | null;
+  pollMs: number;
+  actions?: ActionInfo[];
+}
+export interface DeviceSnapshot {
+  id: string;
+  online: boolean;
+  points?: Record<string, Value>;
+  updatedAt?: number | null;
+}
+
+export interface Alarm {
+  id: string;
+  active: boolean;
+  acked: { user: string; at: number } | null;
+  severity: string;
+  message: string;
+  since: number;
+  value: number | null;
+  kind: string;
+}
+export interface LogEntry {
+  id: string;
+  at: number;
+  kind: string;
+  user?: string;
+  text: string;
+}
+
+export interface QosView {
+  scheduler: string;
+  /** The content level the master serves at, and the utilisation it chose it from. */
+  G?: number;
+  U?: number;
+  weights?: number[];
+  cf?: number[];
+  patterns: string[];
+  proQoS?: number[];
+  admission?: Array<{ targetIn: number | null; p: number }>;
+  quotas?: number[];
+}
+export interface Stats {
+  at: number;
+  classes: Array<{ name: string; served: number; queued: number }>;
+  qos?: QosView;
+}
