@@ -17,3 +17,27 @@ export class ManualClock implements Clock {
     this.t += ms;
   }
 }
+
+/** A timer as the adapters hold it: they may let it not keep the process alive. */
+export interface Timer {
+  unref(): unknown;
+}
+
+/**
+ * Timers as an input, for the adapters that keep the cluster's time (the UDP link, the plane, the
+ * mirror): the system's on a board, the simulator's virtual ones in the seeded simulator.
+ */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): Timer;
+  setInterval(fn: () => void, ms: number): Timer;
+  clear(t: Timer | undefined): void;
+  /** After the I/O of this turn of the event loop (Node's check phase). */
+  setImmediate(fn: () => void): void;
+}
+
+export const systemTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clear: (t) => clearTimeout(t as NodeJS.Timeout | undefined),
+  setImmediate: (fn) => void setImmediate(fn),
+};

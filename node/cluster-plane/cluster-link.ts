@@ -3,7 +3,7 @@
 // ClusterCore; this file only carries packets and time. It runs in the cluster plane, a worker
 // thread of its own (node/cluster-plane/), so request load cannot delay a heartbeat.
 
-import type { Clock } from '../../shared/clock.ts';
+import { type Clock, systemTimers, type Timer, type Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../../shared/election.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
@@ -25,7 +25,7 @@ export class ClusterLink {
   private readonly codec: Codec;
   private readonly guard: ReplayGuard;
   private socket: UdpPort | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private timerAt = Infinity;
   private epoch: number;
   /** This board's epoch at boot: dispatch frames for an earlier boot are refused. */
@@ -64,6 +64,7 @@ export class ClusterLink {
     private readonly log: Logger,
     private readonly onEvents: (events: CoreEvent[]) => void,
     private readonly transport: Transport = systemTransport,
+    private readonly timers: Timers = systemTimers,
   ) {
     const c = cfg.cluster;
     this.core = this.newCore();
@@ -108,7 +109,7 @@ export class ClusterLink {
   /** Step down on purpose: silent, deaf and timerless (the others elect a master without us). */
   suspend(): void {
     this.suspended = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timers.clear(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
   }
@@ -131,7 +132,7 @@ export class ClusterLink {
   }
 
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timers.clear(this.timer);
     this.timer = undefined;
     this.socket?.close();
     this.socket = undefined;
@@ -149,9 +150,9 @@ export class ClusterLink {
     if (!this.socket || this.suspended) return;
     const at = this.core.nextWakeMs();
     if (this.timer && at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.timers.clear(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(
+    this.timer = this.timers.setTimeout(
       () => {
         this.timer = undefined;
         this.timerAt = Infinity;
@@ -163,7 +164,7 @@ export class ClusterLink {
         // after a long stall of its own the REPORTs waiting in its socket are stale; read first,
         // they would count as fresh support and let it outbid the master elected meanwhile.
         if (this.core.role === 'master') this.tickNow();
-        else setImmediate(this.tickNow);
+        else this.timers.setImmediate(this.tickNow);
       },
       Math.max(0, at - this.clock.now()),
     );

@@ -1,5 +1,6 @@
 // What the request thread and the cluster plane (a worker thread) say to each other. Times cross
 // as wall-clock-based milliseconds (performance.timeOrigin + now): each thread has its own origin.
+import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
 import type { AppMessage, RunState, StateBody } from '../../shared/protocol.ts';
@@ -46,4 +47,11 @@ export interface PlaneState {
 export type FromPlane = { t: 'started'; state: PlaneState } | { t: 'state'; state: PlaneState; events: CoreEvent[] } | { t: 'app'; msg: AppMessage } | { t: 'metrics'; text: string } | { t: 'closed' };
 
 /** Milliseconds on a clock both threads share. */
-export const absNow = (): number => performance.timeOrigin + performance.now();
+export const absClock: Clock = { now: () => performance.timeOrigin + performance.now() };
+
+/** The plane's end of its channel to the request thread (a MessagePort on a board). */
+export interface PlanePort {
+  postMessage(m: FromPlane): void;
+  on(event: 'message', fn: (m: ToPlane) => void): unknown;
+  close(): void;
+}

@@ -5,21 +5,30 @@
 // own table gets the counts for its STATE packets.
 import { EventEmitter } from 'node:events';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { Clock } from '../../shared/clock.ts';
+import { type Clock, systemTimers, type Timer, type Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
-import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+import { absClock, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { runPlane } from './plane.ts';
 
 /** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
 const BUNDLED = !import.meta.url.endsWith('.ts');
 
 /** Where the plane runs, as the mirror sees it: messages both ways, 'error', and an end. */
-type PlaneHost = EventEmitter & { postMessage(m: ToPlane): void; terminate(): Promise<unknown> };
+export type PlaneHost = EventEmitter & { postMessage(m: ToPlane): void; terminate(): Promise<unknown> };
+
+/** What the mirror runs on besides its clock: the system's timers and threads on a board, the simulator's in the seeded simulator. */
+export interface MirrorEnv {
+  timers?: Timers;
+  /** The clock shared with the plane (messages.ts). */
+  abs?: Clock;
+  /** Starts the plane; else a thread of its own, or this thread (cluster.planeThread). */
+  host?: (data: PlaneData) => PlaneHost;
+}
 
 /** The plane's thread: the bundled file, or in a checkout its TypeScript through tsx's loader (registered in that thread). */
 function planeThread(data: PlaneData): PlaneHost {
@@ -77,7 +86,9 @@ export class ClusterMirror {
   private observed = new Map<number, number>();
   /** When this (master) thread last heard each board's load on a dispatch answer. */
   private readonly observedAt: number[] = [];
-  private alive: NodeJS.Timeout | undefined;
+  private alive: Timer | undefined;
+  private readonly timers: Timers;
+  private readonly abs: Clock;
   private closed: Promise<void> | undefined;
   /** Role, runstate, join and stale-master events, after the copy is updated. */
   onEvents: (events: CoreEvent[]) => void = () => {};
@@ -94,7 +105,10 @@ export class ClusterMirror {
     private readonly log: Logger,
     metrics: Registry,
     private readonly transportModule?: string,
+    private readonly env: MirrorEnv = {},
   ) {
+    this.timers = env.timers ?? systemTimers;
+    this.abs = env.abs ?? absClock;
     this.table = new StateTable(cfg.boards.length);
     this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
     metrics.include(() => this.metricsText);
@@ -110,7 +124,7 @@ export class ClusterMirror {
       transportModule: this.transportModule,
       requestThreadDeadMs: c.cluster.requestThreadDeadMs,
     };
-    const worker = c.cluster.planeThread ? planeThread(data) : new InlinePlane(data);
+    const worker = this.env.host ? this.env.host(data) : c.cluster.planeThread ? planeThread(data) : new InlinePlane(data);
     this.worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.once('error', reject);
@@ -130,7 +144,7 @@ export class ClusterMirror {
       }
     });
     // Proof of life for the plane's watchdog, twice per heartbeat.
-    this.alive = setInterval(
+    this.alive = this.timers.setInterval(
       () => {
         this.post({ t: 'alive' });
         this.flush();
@@ -186,12 +200,12 @@ export class ClusterMirror {
     if (!this.worker || this.closed) return Promise.resolve();
     this.metricsAsked = new Promise<void>((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        this.timers.clear(timer);
         this.metricsAsked = undefined;
         this.metricsArrived = undefined;
         resolve();
       };
-      const timer = setTimeout(done, 250);
+      const timer = this.timers.setTimeout(done, 250);
       this.metricsArrived = done;
       this.post({ t: 'metrics' });
     });
@@ -200,14 +214,14 @@ export class ClusterMirror {
 
   close(): Promise<void> {
     if (this.closed) return this.closed;
-    if (this.alive) clearInterval(this.alive);
+    this.timers.clear(this.alive);
     const w = this.worker;
     this.closed = !w
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
           const done = () => void w.terminate().then(() => resolve());
           w.on('message', (m: FromPlane) => m.t === 'closed' && done());
-          setTimeout(done, 3000).unref();
+          this.timers.setTimeout(done, 3000).unref();
           this.post({ t: 'close' });
         });
     return this.closed;
@@ -227,7 +241,7 @@ export class ClusterMirror {
 
   private adopt(s: PlaneState): void {
     const now = this.clock.now();
-    const toLocal = now - absNow();
+    const toLocal = now - this.abs.now();
     const wasMaster = this.role === 'master';
     this.term = s.term;
     this.master = s.master;

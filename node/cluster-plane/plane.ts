@@ -5,28 +5,41 @@
 // dispatch answers, the application packets to broadcast, and that it is alive. If it stays
 // silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
 // it), and the board rejoins as a node once the thread answers again.
-import type { MessagePort } from 'node:worker_threads';
-import { systemClock } from '../../shared/clock.ts';
+import { type Clock, systemClock, systemTimers, type Timers } from '../../shared/clock.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { Registry } from '../../shared/metrics.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, type Logger } from '../log.ts';
 import { ClusterLink } from './cluster-link.ts';
-import { absNow, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+import { absClock, type FromPlane, type PlaneData, type PlanePort, type PlaneState, type ToPlane } from './messages.ts';
 import { systemTransport, type Transport } from './transport.ts';
 import { VipManager } from './vip.ts';
 
-export async function runPlane(data: PlaneData, port: MessagePort): Promise<void> {
+/** What the plane runs on: the system's clocks, timers and network on a board; the simulator's in the seeded simulator. */
+export interface PlaneEnv {
+  clock: Clock;
+  /** A clock the plane and the request thread share (see messages.ts). */
+  abs: Clock;
+  timers: Timers;
+  /** Else data.transportModule's, else the system's network. */
+  transport?: Transport;
+  log?: Logger;
+}
+const SYSTEM: PlaneEnv = { clock: systemClock, abs: absClock, timers: systemTimers };
+
+export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv = SYSTEM): Promise<void> {
   const { cfg } = data;
+  const { clock, timers } = env;
+  const absNow = () => env.abs.now();
   const self = cfg.boards.find((b) => b.id === data.boardId)!;
   // The key crossed the thread boundary as a Uint8Array.
   const cluster = { ...cfg.cluster, key: Buffer.from(cfg.cluster.key) };
-  const log = createLogger({ board: self.id, thread: 'cluster' });
+  const log = env.log ?? createLogger({ board: self.id, thread: 'cluster' });
   const metrics = new Registry({ part: true });
-  const transport: Transport = data.transportModule ? ((await import(data.transportModule)) as { planeTransport: Transport }).planeTransport : systemTransport;
+  const transport: Transport = env.transport ?? (data.transportModule ? ((await import(data.transportModule)) as { planeTransport: Transport }).planeTransport : systemTransport);
   const vip = cluster.vip ? new VipManager(cluster.vip, log, metrics) : undefined;
   const post = (m: FromPlane) => port.postMessage(m);
   let pending: CoreEvent[] = [];
-  const link = new ClusterLink({ cluster, boards: cfg.boards, limits: cfg.limits }, self, systemClock, data.bootEpoch, metrics, log, (ev) => pending.push(...ev), transport);
+  const link = new ClusterLink({ cluster, boards: cfg.boards, limits: cfg.limits }, self, clock, data.bootEpoch, metrics, log, (ev) => pending.push(...ev), transport, timers);
   const resignations = metrics.counter('ews_request_thread_stalls_total', 'Times this board stepped down because its request thread stopped answering');
   resignations.inc({}, 0);
   const statesPosted = metrics.counter('ews_plane_states_posted_total', 'States the cluster plane sent to the request thread');
@@ -34,7 +47,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
   const state = (): PlaneState => {
     const core = link.core;
     const m = core.table.membership();
-    const toAbs = absNow() - systemClock.now();
+    const toAbs = absNow() - clock.now();
     // Stepped down: this board is no master while it stays silent, whatever its core last was.
     const away = link.isSuspended;
     return {
@@ -80,7 +93,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
   link.onApp = (msg) => post({ t: 'app', msg });
 
   let lastAlive = absNow();
-  const watchdog = setInterval(() => {
+  const watchdog = timers.setInterval(() => {
     const silent = absNow() - lastAlive;
     if (!link.isSuspended && silent > data.requestThreadDeadMs && link.core.role === 'master') {
       log.error({ silentMs: Math.round(silent) }, 'request thread stalled: stepping down');
@@ -96,7 +109,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
   }, cfg.cluster.heartbeatMs);
 
   port.on('message', (m: ToPlane) => {
-    const now = systemClock.now();
+    const now = clock.now();
     switch (m.t) {
       case 'alive':
         lastAlive = absNow();
@@ -123,7 +136,7 @@ export async function runPlane(data: PlaneData, port: MessagePort): Promise<void
         post({ t: 'metrics', text: metrics.render() });
         break;
       case 'close':
-        clearInterval(watchdog);
+        timers.clear(watchdog);
         link.close();
         void (vip?.release() ?? Promise.resolve()).then(() => {
           post({ t: 'closed' });

@@ -148,10 +148,10 @@ describe('web UI in Chromium', { skip }, () => {
     assert.ok((await buttons.count()) >= 5);
     for (const b of await buttons.all()) assert.equal(await b.isDisabled(), true);
     await until(p, `document.querySelectorAll('#board-table tbody tr').length === 3`);
-    const fit = await p.evaluate(() => {
-      const t = document.querySelector('#board-table')!;
-      return { table: t.scrollWidth, room: t.parentElement!.clientWidth, page: document.documentElement.scrollWidth, viewport: window.innerWidth };
-    });
+    const fit = (await p.evaluate(`(() => {
+      const t = document.querySelector('#board-table');
+      return { table: t.scrollWidth, room: t.parentElement.clientWidth, page: document.documentElement.scrollWidth, viewport: window.innerWidth };
+    })()`)) as { table: number; room: number; page: number; viewport: number };
     assert.ok(fit.table <= fit.room, `the Boards table is ${fit.table} px wide in ${fit.room} px`);
     assert.ok(fit.page <= fit.viewport, `the page is ${fit.page} px wide at ${fit.viewport} px`);
     await vctx.close();
