@@ -187,11 +187,14 @@ export class ClusterCore {
   /**
    * Master: board i's own count of requests in execution, carried on a dispatch answer (the
    * paper's ACK/REPORT, at no extra packet). Recorded for the next heartbeat's STATE, not sent now.
+   * `observedAtMs`: when the answer was read, which is when the board was last heard of (the
+   * request thread passes its observations on later, and a stalled thread much later).
    */
-  observeLoad(board: number, load: number, nowMs: number): Ready {
+  observeLoad(board: number, load: number, nowMs: number, observedAtMs = nowMs): Ready {
     const r = none();
     if (this._role !== 'master' || board === this.cfg.self) return r;
-    this.onLoad(r, board, { id: 0, load }, nowMs);
+    if (observedAtMs > nowMs) throw new Error(`invariant: a load observed at ${observedAtMs}, after now ${nowMs}`);
+    this.onLoad(r, board, { id: 0, load }, nowMs, observedAtMs);
     this.flushInto(r, nowMs);
     return r;
   }
@@ -292,7 +295,7 @@ export class ClusterCore {
     return n;
   }
 
-  private onLoad(r: Ready, sender: number, body: LoadBody, nowMs: number): void {
+  private onLoad(r: Ready, sender: number, body: LoadBody, nowMs: number, heardAtMs = nowMs): void {
     if (this.table.runstate(sender) === 0) {
       // A board we had not confirmed is alive and working under us: it counts as joined.
       this.table.join(sender, nowMs);
@@ -300,7 +303,7 @@ export class ClusterCore {
       this.dirty = true;
     }
     // A changed load waits for the next heartbeat's STATE: no STATE per request or per REPORT.
-    this.table.report(sender, body.load, nowMs);
+    this.table.report(sender, body.load, heardAtMs);
   }
 
   private becomeMaster(r: Ready, nowMs: number): void {

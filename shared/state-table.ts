@@ -54,7 +54,8 @@ export class StateTable {
   }
   /** Returns true if the visible table changed. */
   report(i: number, load: number, nowMs: number): boolean {
-    this.heard[i] = nowMs;
+    // Heard never moves back: a late-passed observation does not undo a packet read since.
+    this.heard[i] = Math.max(this.heard[i]!, nowMs);
     if (this.runstates[i] === -1) return false; // a dead board must JOIN to come back
     const before = this.linknum(i);
     this.reported[i] = load;

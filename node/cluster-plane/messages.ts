@@ -22,7 +22,8 @@ export interface PlaneData {
 export type ToPlane =
   | { t: 'load'; load: number }
   | { t: 'own'; own: number[] }
-  | { t: 'observe'; loads: Array<[board: number, load: number]> }
+  /** Loads heard on dispatch answers, each with when it was read (absolute ms). */
+  | { t: 'observe'; loads: Array<[board: number, load: number, atAbs: number]> }
   | { t: 'app'; type: AppMessage['type']; body: Record<string, unknown> }
   | { t: 'alive' }
   /** A /metrics scrape: the plane answers with its counters as they are now. */

@@ -83,7 +83,8 @@ export class ClusterMirror {
   private metricsArrived: (() => void) | undefined;
   private loadSent = -1;
   private ownSent = '';
-  private observed = new Map<number, number>();
+  /** Loads heard on dispatch answers since the last flush, and when (this thread's clock). */
+  private observed = new Map<number, [load: number, atMs: number]>();
   /** When this (master) thread last heard each board's load on a dispatch answer. */
   private readonly observedAt: number[] = [];
   private alive: Timer | undefined;
@@ -179,7 +180,7 @@ export class ClusterMirror {
   observeLoad(board: number, load: number, nowMs: number): void {
     if (this.role !== 'master' || board === this.self.index) return;
     this.table.report(board, load, nowMs);
-    this.observed.set(board, load);
+    this.observed.set(board, [load, nowMs]);
     this.observedAt[board] = nowMs;
   }
 
@@ -275,7 +276,8 @@ export class ClusterMirror {
       this.post({ t: 'load', load: this.load });
     }
     if (this.observed.size > 0) {
-      this.post({ t: 'observe', loads: [...this.observed] });
+      const toAbs = this.abs.now() - this.clock.now();
+      this.post({ t: 'observe', loads: [...this.observed].map(([board, [load, at]]) => [board, load, at + toAbs] as [number, number, number]) });
       this.observed.clear();
     }
     const own = this.table.ownCounts();

@@ -125,7 +125,8 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       case 'observe':
         // One state for the request thread after all of them.
         quiet = true;
-        for (const [board, load] of m.loads) link.apply(link.core.observeLoad(board, load, now));
+        // Heard when the request thread read the answer, not when it got round to saying so.
+        for (const [board, load, atAbs] of m.loads) link.apply(link.core.observeLoad(board, load, now, Math.min(now, atAbs - absNow() + now)));
         quiet = false;
         link.afterApply();
         break;

@@ -1,21 +1,32 @@
-// Named failure scenarios over the pure cores, each a readable story with exact expectations.
+// Named failure scenarios on the runtime's adapters (the plane, the UDP link, the mirror and the
+// dispatch core), each a readable story with exact expectations, and none breaking an invariant.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { ClusterSim, rng } from './simulator.ts';
+import { afterEach, test } from 'node:test';
+import { ClusterSim, HIGH, LOW, rng } from './simulator.ts';
 
 const timing = { heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 };
 
-function cluster(n: number, masterWork?: 'forward' | 'spill' | 'share'): ClusterSim {
+/** Every scenario's simulator: none may end with a violated invariant. */
+let current: ClusterSim | undefined;
+afterEach(() => {
+  const sim = current;
+  current = undefined;
+  if (sim) assert.deepEqual(sim.violations, [], 'no invariant violated');
+});
+
+async function cluster(n: number, masterWork?: 'forward' | 'spill' | 'share'): Promise<ClusterSim> {
   const sim = new ClusterSim({ boards: n, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8, masterWork }, rng(7));
+  current = sim;
   for (let i = 0; i < n; i++) sim.start(i);
-  sim.runUntil(2000);
+  await sim.runUntil(2000);
   return sim;
 }
-const core = (sim: ClusterSim, i: number) => sim.boards[i]!.core!;
+/** What board i's request thread knows of the cluster (role, term, master, the table). */
+const core = (sim: ClusterSim, i: number) => sim.boards[i]!.mirror!;
 
-test('boot: the first board becomes master and every board runs', () => {
-  const sim = cluster(3);
+test('boot: the first board becomes master and every board runs', async () => {
+  const sim = await cluster(3);
   assert.deepEqual(sim.masters(), [0]);
   for (let i = 0; i < 3; i++) {
     assert.equal(core(sim, i).master, 0);
@@ -24,12 +35,12 @@ test('boot: the first board becomes master and every board runs', () => {
   assert.deepEqual(core(sim, 2).view()!.runstate, [1, 1, 1]);
 });
 
-test('master crash: the adjacent board takes over within Tmax, and only it', () => {
-  const sim = cluster(3);
+test('master crash: the adjacent board takes over within Tmax, and only it', async () => {
+  const sim = await cluster(3);
   const crashAt = sim.now;
   sim.crash(0);
   let tookOver = -1;
-  sim.runUntil(crashAt + 3000, () => {
+  await sim.runUntil(crashAt + 3000, () => {
     if (tookOver < 0 && sim.masters().length > 0) tookOver = sim.now;
   });
   assert.deepEqual(sim.masters(), [1]);
@@ -40,107 +51,111 @@ test('master crash: the adjacent board takes over within Tmax, and only it', () 
   assert.equal(sim.termHolders.size, 2);
 });
 
-test('old master returns after a restart: it rejoins as a node with linknum 0', () => {
-  const sim = cluster(3);
+test('old master returns after a restart: it rejoins as a node with linknum 0', async () => {
+  const sim = await cluster(3);
   sim.crash(0);
-  sim.runUntil(sim.now + 2000);
+  await sim.runUntil(sim.now + 2000);
   for (let k = 0; k < 20; k++) sim.request(50); // load on the new master's boards
   sim.start(0);
-  sim.runUntil(sim.now + 2000);
+  await sim.runUntil(sim.now + 2000);
   assert.deepEqual(sim.masters(), [1]);
   assert.equal(core(sim, 0).role, 'node');
   assert.equal(core(sim, 1).table.runstate(0), 1);
   assert.equal(core(sim, 1).table.linknum(0), 0);
 });
 
-test('old master returns after a pulled cable: it steps down on hearing the higher term', () => {
-  const sim = cluster(3);
+test('old master returns after a pulled cable: it steps down on hearing the higher term', async () => {
+  const sim = await cluster(3);
   sim.setLink(0, false);
-  sim.runUntil(sim.now + 2000);
+  await sim.runUntil(sim.now + 2000);
   assert.deepEqual(sim.masters(), [0, 1], 'isolated old master still believes, new one elected');
   sim.setLink(0, true);
-  sim.runUntil(sim.now + 1000);
+  await sim.runUntil(sim.now + 1000);
   assert.deepEqual(sim.masters(), [1]);
   assert.equal(core(sim, 0).master, 1);
   assert.equal(core(sim, 1).table.runstate(0), 1);
 });
 
-test('partition 2|1 heals with two masters: exactly one remains, all agree', () => {
-  const sim = cluster(3);
+test('partition 2|1 heals with two masters: exactly one remains, all agree', async () => {
+  const sim = await cluster(3);
   sim.partition([0, 1, 1]);
-  sim.runUntil(sim.now + 2000);
+  await sim.runUntil(sim.now + 2000);
   assert.deepEqual(sim.masters(), [0, 1]);
   sim.heal();
-  sim.runUntil(sim.now + 1000);
+  await sim.runUntil(sim.now + 1000);
   assert.equal(sim.masters().length, 1);
   const m = sim.masters()[0]!;
   for (let i = 0; i < 3; i++) assert.equal(core(sim, i).master, m);
 });
 
-test('a silent board is marked -1 within Tthreshold, gets no traffic, and rejoins at linknum 0', () => {
-  const sim = cluster(3);
+test('a silent board is marked -1 within Tthreshold, gets no traffic, and rejoins at linknum 0', async () => {
+  const sim = await cluster(3);
   sim.setLink(2, false);
   const cut = sim.now;
   let downAt = -1;
-  sim.runUntil(cut + 2000, () => {
+  await sim.runUntil(cut + 2000, () => {
     if (downAt < 0 && core(sim, 0).table.runstate(2) === -1) downAt = sim.now;
   });
   assert.ok(downAt > 0 && downAt - cut <= timing.tthresholdMs + timing.heartbeatMs + 1, `down after ${downAt - cut} ms`);
   const before = core(sim, 0).table.ownCount(2);
   for (let k = 0; k < 30; k++) sim.request(100);
+  await sim.runUntil(sim.now);
   assert.equal(core(sim, 0).table.ownCount(2), before, 'nothing dispatched to the dead board');
   assert.equal(core(sim, 2).role, 'master', 'alone, it elected itself');
   sim.setLink(2, true);
-  sim.runUntil(sim.now + 1000);
+  await sim.runUntil(sim.now + 1000);
   assert.deepEqual(sim.masters(), [0], 'the returning board does not take the cluster over');
   assert.equal(core(sim, 0).table.runstate(2), 1);
   assert.equal(core(sim, 0).table.linknum(2), 0);
   assert.equal(core(sim, 2).role, 'node');
 });
 
-test('all but one board dead: the survivor becomes master and serves alone', () => {
-  const sim = cluster(4);
+test('all but one board dead: the survivor becomes master and serves alone', async () => {
+  const sim = await cluster(4);
   sim.crash(0);
   sim.crash(1);
   sim.crash(3);
-  sim.runUntil(sim.now + 3000);
+  await sim.runUntil(sim.now + 3000);
   assert.deepEqual(sim.masters(), [2]);
   const before = sim.dispatchedTotal;
   sim.request(10);
+  await sim.runUntil(sim.now);
   assert.equal(sim.dispatchedTotal, before + 1);
   assert.equal(core(sim, 2).table.ownCount(2), 1, 'the master serves the request itself');
 });
 
-test("least connection spreads concurrent work evenly and drains back to 0 (the paper's rule: the master serves too)", () => {
-  const sim = cluster(3, 'share');
+test("least connection spreads concurrent work evenly and drains back to 0 (the paper's rule: the master serves too)", async () => {
+  const sim = await cluster(3, 'share');
   for (let k = 0; k < 9; k++) sim.request(300);
+  await sim.runUntil(sim.now);
   const t = core(sim, 0).table;
   assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [3, 3, 3]);
-  sim.runUntil(sim.now + 1000);
+  await sim.runUntil(sim.now + 1000);
   assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
 });
 
-test('masterWork forward: the master forwards everything while other boards run, queues past their capacity, drains to 0', () => {
-  const sim = cluster(3, 'forward');
+test('masterWork forward: the master forwards everything while other boards run, queues past their capacity, drains to 0', async () => {
+  const sim = await cluster(3, 'forward');
   for (let k = 0; k < 18; k++) sim.request(300);
+  await sim.runUntil(sim.now);
   const t = core(sim, 0).table;
   assert.deepEqual([t.ownCount(0), t.ownCount(1), t.ownCount(2)], [0, 8, 8], 'capacity 8 each; two wait in the queue');
   assert.equal(sim.boards[0]!.dispatch!.queued(), 2);
-  sim.runUntil(sim.now + 1000);
+  await sim.runUntil(sim.now + 1000);
   assert.deepEqual([t.linknum(0), t.linknum(1), t.linknum(2)], [0, 0, 0]);
   assert.equal(sim.boards[0]!.dispatch!.queued(), 0);
   assert.deepEqual(sim.violations, []);
 });
 
-test('a flapping master cable (down/up every 200 ms for 10 s) settles to one master', () => {
-  const sim = cluster(3);
+test('a flapping master cable (down/up every 200 ms for 10 s) settles to one master', async () => {
+  const sim = await cluster(3);
   const start = sim.now;
   for (let k = 0; k < 50; k++) {
     sim.setLink(0, k % 2 !== 0);
-    sim.runUntil(start + (k + 1) * 200);
+    await sim.runUntil(start + (k + 1) * 200);
   }
   sim.setLink(0, true);
-  sim.runUntil(sim.now + 2000);
+  await sim.runUntil(sim.now + 2000);
   assert.equal(sim.masters().length, 1);
   const m = sim.masters()[0]!;
   for (let i = 0; i < 3; i++) {
@@ -148,4 +163,57 @@ test('a flapping master cable (down/up every 200 ms for 10 s) settles to one mas
     assert.equal(core(sim, m).table.runstate(i), 1);
   }
   assert.deepEqual(sim.violations, []);
+});
+
+/** Followers' plane threads held past Tmax now and then (a throttled CPU), the master's STATEs waiting in their sockets. */
+async function stalledFollowers(tickBeforeRead: boolean): Promise<ClusterSim> {
+  const r = rng(11);
+  const sim = new ClusterSim({ boards: 3, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8, tickBeforeRead }, r);
+  for (let i = 0; i < 3; i++) sim.start(i);
+  await sim.runUntil(2000);
+  for (let k = 0; k < 40; k++) {
+    sim.stall(1 + Math.floor(r() * 2), 'plane', Math.round(timing.tmaxMs * (1.1 + r())));
+    for (let j = 0; j < 10; j++) sim.request(20 + Math.floor(r() * 50), r() < 0.5 ? HIGH : LOW);
+    await sim.runUntil(sim.now + 1500);
+  }
+  return sim;
+}
+
+test('followers stalled past Tmax read the STATEs waiting in their socket before they judge the master: no takeover, HIGH before LOW', async () => {
+  const sim = await stalledFollowers(false);
+  current = sim;
+  assert.deepEqual(sim.masters(), [0]);
+  assert.deepEqual([...sim.termHolders.keys()].length, 1, `terms with a master: ${[...sim.termHolders.keys()].join(', ')}`);
+  assert.ok(sim.answered > 300, `${sim.answered} requests answered`);
+});
+
+test('the simulator catches a board that ticks before it reads (the false-takeover bug): the same stalls change the master', async () => {
+  const sim = await stalledFollowers(true);
+  assert.ok(sim.termHolders.size > 1, 'a follower took over from a live master');
+  assert.ok(
+    sim.violations.every((v) => !/exception/.test(v)),
+    sim.violations.join('\n'),
+  );
+});
+
+test("a master's request thread that stalls passes on the loads it heard with when it heard them: a board cut meanwhile is not taken for alive", async () => {
+  const sim = await cluster(3, 'share');
+  // The stall starts at every offset within the mirror's flush period, so in some cycle an
+  // answer from board 2 is read and not yet passed on when the thread stops.
+  for (let offset = 0; offset < 60; offset += 3) {
+    sim.setLink(2, true);
+    await sim.runUntil(sim.now + 2000);
+    assert.equal(core(sim, 0).table.runstate(2), 1, 'board 2 rejoined');
+    for (let k = 0; k < 9; k++) sim.request(20);
+    await sim.runUntil(sim.now + 21 + offset);
+    sim.stall(0, 'request', 450);
+    sim.setLink(2, false);
+    const cut = sim.now;
+    while (sim.now < cut + 1500) {
+      sim.request(20);
+      await sim.runUntil(sim.now + 10);
+    }
+    assert.equal(core(sim, 0).table.runstate(2), -1);
+  }
+  assert.ok(sim.dispatchedTotal > 1000);
 });

@@ -1,17 +1,27 @@
-// A seeded, deterministic simulator of a whole EWS cluster over the pure cores
-// (TigerBeetle VOPR style): virtual time, a lossy network, partitions, crashes, and a dispatch
-// workload. Everything that decides is the runtime's own: the cluster core, the master's
-// dispatch core, the UDP codec with its replay guard, and the dispatch-link frames with theirs.
-
-import { DispatchCore, type Effect } from '../../master/dispatch-core.ts';
+// A seeded, deterministic simulator of a whole EWS cluster on the runtime's own adapters
+// (TigerBeetle's VOPR runs the real replica): each board runs the real cluster plane (runPlane,
+// with the real ClusterLink, its codec, replay guard and timers) on one virtual thread and the
+// real ClusterMirror on another, the two talking in the plane's own messages; the master's real
+// DispatchCore works on the mirror's table, with a HIGH (control) and a LOW (page) class. Only
+// the network (loss, duplication, reordering, partitions, cables), the threads' time (stalls) and
+// the client workload are the simulator's.
+import { EventEmitter } from 'node:events';
+import { DispatchCore, type Effect, type Job } from '../../master/dispatch-core.ts';
+import type { FromPlane, PlaneData, ToPlane } from '../../node/cluster-plane/messages.ts';
+import { ClusterMirror, type PlaneHost } from '../../node/cluster-plane/mirror.ts';
+import { runPlane } from '../../node/cluster-plane/plane.ts';
+import type { Transport, UdpPort } from '../../node/cluster-plane/transport.ts';
+import { silentLogger } from '../../node/log.ts';
 import { type Config, parseConfig } from '../../shared/config.ts';
 import { FrameCodec } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
-import { ClusterCore, type CoreConfig, type Ready } from '../../shared/election.ts';
-import { type Codec, createCodec, type Message } from '../../shared/protocol.ts';
-import { ReplayGuard } from '../../shared/replay-guard.ts';
+import type { CoreConfig } from '../../shared/election.ts';
+import { Registry } from '../../shared/metrics.ts';
+import { VirtualLoop, World } from './virtual-loop.ts';
 
 const KEY = Buffer.from('dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', 'hex');
+export const HIGH = 0;
+export const LOW = 1;
 
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -24,52 +34,6 @@ export function rng(seed: number): () => number {
   };
 }
 
-interface Ev {
-  at: number;
-  seq: number;
-  run: () => void;
-}
-
-class Heap {
-  private a: Ev[] = [];
-  get size(): number {
-    return this.a.length;
-  }
-  peek(): Ev | undefined {
-    return this.a[0];
-  }
-  push(e: Ev): void {
-    const a = this.a;
-    a.push(e);
-    for (let i = a.length - 1; i > 0; ) {
-      const p = (i - 1) >> 1;
-      if (less(a[p]!, a[i]!)) break;
-      [a[p], a[i]] = [a[i]!, a[p]!];
-      i = p;
-    }
-  }
-  pop(): Ev | undefined {
-    const a = this.a;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last) {
-      a[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1,
-          r = l + 1;
-        let m = i;
-        if (l < a.length && less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && less(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-const less = (x: Ev, y: Ev) => x.at < y.at || (x.at === y.at && x.seq < y.seq);
-
 export interface SimOptions {
   boards: number;
   loss: number; // probability a packet is lost
@@ -79,40 +43,45 @@ export interface SimOptions {
   capacity: number;
   /** The master's share of the work (cluster.masterWork); the runtime's default when absent. */
   masterWork?: 'forward' | 'spill' | 'share';
+  /** setImmediate runs at once on every thread: a model of ticking before reading the socket (to show the simulator catches it). */
+  tickBeforeRead?: boolean;
 }
 
-interface Board {
-  core: ClusterCore | undefined;
-  dispatch: DispatchCore<number> | undefined;
+/** One board: its two threads and what runs on them, for one boot (a crash ends them). */
+export interface SimBoard {
   incarnation: number;
   group: number;
   linkUp: boolean;
-  tickAt: number;
-  tickToken: number;
-  udpGuard: ReplayGuard;
+  plane: VirtualLoop | undefined;
+  request: VirtualLoop | undefined;
+  mirror: ClusterMirror | undefined;
+  dispatch: DispatchCore<number> | undefined;
+  /** The board's UDP socket, as the plane bound it. */
+  onDatagram: ((buf: Buffer, size: number, from: string) => void) | undefined;
   linkGuard: DispatchReplayGuard;
-  counter: number;
+  /** HIGH jobs submitted to this board as master, until they leave its queue. */
+  high: Set<Job<number>>;
 }
 
+const address = (i: number) => `127.0.1.${i + 1}`;
+
 export class ClusterSim {
-  now = 0;
-  private seqNo = 0;
-  private readonly events = new Heap();
-  readonly boards: Board[];
+  readonly world = new World();
+  readonly boards: SimBoard[];
   readonly violations: string[] = [];
-  /** term -> boards that have been master in it */
+  /** term -> boards that have been master in it (as their request thread saw it). */
   readonly termHolders = new Map<number, Set<number>>();
-  private loss: number;
-  private readonly udp: Codec;
-  private readonly frames = new FrameCodec(KEY, 1 << 16);
-  private readonly cfg: Config;
-  /** Dispatch frames a board refused (replay, stale master): counted, never executed. */
   refusedFrames = 0;
   answered = 0;
-  private dup: number;
   dispatchedTotal = 0;
-  /** heardAt[m][t]: when board m last received a packet from t */
-  private heardAt: number[][];
+  private loss: number;
+  private dup: number;
+  private readonly frames = new FrameCodec(KEY, 1 << 16);
+  readonly cfg: Config;
+  /** heardAt[m][t]: when board m's plane last read a datagram from t. */
+  private readonly heardAt: number[][];
+  /** A board started since the last drain: its start's promises (the plane binding its socket) run before the next event. */
+  private drainPending = false;
 
   constructor(
     readonly opts: SimOptions,
@@ -121,48 +90,106 @@ export class ClusterSim {
     this.loss = opts.loss;
     this.dup = opts.dup;
     this.boards = Array.from({ length: opts.boards }, () => ({
-      core: undefined,
-      dispatch: undefined,
       incarnation: 0,
       group: 0,
       linkUp: true,
-      tickAt: -1,
-      tickToken: 0,
-      udpGuard: new ReplayGuard(opts.boards),
+      plane: undefined,
+      request: undefined,
+      mirror: undefined,
+      dispatch: undefined,
+      onDatagram: undefined,
       linkGuard: new DispatchReplayGuard(4096),
-      counter: 0,
+      high: new Set<Job<number>>(),
     }));
     this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
-    this.udp = createCodec({ key: KEY, cluster: 'sim', boards: opts.boards, packetBytesMax: 1400 });
     this.cfg = parseConfig({
       cluster: { name: 'sim', key: KEY.toString('hex'), broadcast: 'peers', ...opts.timing, ...(opts.masterWork ? { masterWork: opts.masterWork } : {}) },
-      boards: Array.from({ length: opts.boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
+      boards: Array.from({ length: opts.boards }, (_, i) => ({ id: `b${i}`, address: address(i), httpPort: 1000 + i, udpPort: 2000 + i })),
       limits: { inFlightPerBoardMax: opts.capacity, queueMax: 64, requestTimeoutMs: 5000 },
-      classes: [{ name: 'control', priority: 0, deadlineMs: 3000, match: [{ pathPrefix: '/' }] }],
+      classes: [
+        { name: 'control', priority: 0, deadlineMs: 3000, match: [{ pathPrefix: '/cgi-bin/' }] },
+        { name: 'page', priority: 1, deadlineMs: 3000, match: [{ pathPrefix: '/' }] },
+      ],
       auth: { disabled: true },
+      stateDir: false,
     });
   }
 
-  private at(t: number, run: () => void): void {
-    this.events.push({ at: t, seq: this.seqNo++, run });
+  get now(): number {
+    return this.world.now;
   }
 
   start(i: number): void {
     const b = this.boards[i]!;
-    if (b.core) return;
+    if (b.mirror) return;
     b.incarnation++;
-    b.counter = 0;
-    b.udpGuard = new ReplayGuard(this.opts.boards);
     b.linkGuard = new DispatchReplayGuard(4096);
-    b.core = new ClusterCore({ ...this.opts.timing, self: i, boards: this.opts.boards }, this.now);
-    b.dispatch = new DispatchCore<number>(this.cfg, i, b.core.table, this.rand);
+    b.high = new Set();
+    const plane = new VirtualLoop(this.world, !this.opts.tickBeforeRead);
+    const request = new VirtualLoop(this.world, !this.opts.tickBeforeRead);
+    Object.assign(b, { plane, request });
     this.heardAt[i]!.fill(this.now);
-    this.apply(i, b.core.start(this.now));
-    this.scheduleTick(i);
+    const host = (data: PlaneData): PlaneHost => this.planeHost(i, data, plane, request);
+    const mirror = new ClusterMirror(this.cfg, this.cfg.boards[i]!, b.incarnation, this.world.clock, silentLogger, new Registry(), undefined, { timers: request, abs: this.world.clock, host });
+    b.mirror = mirror;
+    const dispatch = new DispatchCore<number>(this.cfg, i, mirror.table, this.rand);
+    b.dispatch = dispatch;
+    mirror.afterApply = () => {
+      if (mirror.role === 'master') this.runEffects(i, dispatch.pump(this.now));
+      this.observe();
+    };
+    request.setInterval(() => {
+      if (b.mirror === mirror && mirror.role === 'master') this.runEffects(i, dispatch.tick(this.now));
+    }, 100);
+    this.drainPending = true;
+    mirror.start().catch((err: unknown) => this.violations.push(`t=${this.now} board ${i} did not start: ${(err as Error).message}`));
   }
+
+  /** The plane on its own virtual thread, over messages cloned as between threads. */
+  private planeHost(i: number, data: PlaneData, plane: VirtualLoop, request: VirtualLoop): PlaneHost {
+    const host = new EventEmitter() as PlaneHost;
+    const port = new EventEmitter();
+    host.postMessage = (m: ToPlane) => plane.deliver(() => port.emit('message', structuredClone(m)));
+    host.terminate = async () => undefined;
+    const planePort = {
+      postMessage: (m: FromPlane) => request.deliver(() => host.emit('message', structuredClone(m))),
+      on: (ev: 'message', fn: (m: ToPlane) => void) => port.on(ev, fn),
+      close: () => undefined,
+    };
+    runPlane(structuredClone(data), planePort, { clock: this.world.clock, abs: this.world.clock, timers: plane, transport: this.transport(i), log: silentLogger }).catch((err: unknown) =>
+      this.violations.push(`t=${this.now} board ${i}'s plane failed: ${(err as Error).message}`),
+    );
+    return host;
+  }
+
+  private transport(i: number): Transport {
+    const b = this.boards[i]!;
+    const inc = b.incarnation;
+    const udp = (): UdpPort => ({
+      bind: async () => undefined,
+      setBroadcast: () => undefined,
+      send: (buf, port, _address, done) => {
+        this.transmit(i, port - 2000, Buffer.from(buf));
+        done(null);
+      },
+      onMessage: (fn) => {
+        b.onDatagram = (buf, size, from) => {
+          if (b.incarnation === inc) fn(buf, size, from);
+        };
+      },
+      onError: () => undefined,
+      close: () => {
+        if (b.incarnation === inc) b.onDatagram = undefined;
+      },
+    });
+    return { udp, accepting: () => true };
+  }
+
   crash(i: number): void {
-    this.boards[i]!.core = undefined;
-    this.boards[i]!.dispatch = undefined;
+    const b = this.boards[i]!;
+    b.plane?.stop();
+    b.request?.stop();
+    Object.assign(b, { plane: undefined, request: undefined, mirror: undefined, dispatch: undefined, onDatagram: undefined });
   }
   setLink(i: number, up: boolean): void {
     this.boards[i]!.linkUp = up;
@@ -180,171 +207,170 @@ export class ClusterSim {
       b.linkUp = true;
     }
   }
+  /** Hold a board's thread for `ms` (a CPU stall, or a cgroup's quota spent). */
+  stall(i: number, thread: 'plane' | 'request', ms: number): void {
+    this.boards[i]![thread]?.hold(ms);
+  }
 
   reachable(a: number, b: number): boolean {
-    const x = this.boards[a]!,
-      y = this.boards[b]!;
-    return !!x.core && !!y.core && x.linkUp && y.linkUp && x.group === y.group;
+    const x = this.boards[a]!;
+    const y = this.boards[b]!;
+    return !!x.mirror && !!y.mirror && x.linkUp && y.linkUp && x.group === y.group;
   }
 
-  /** One pending tick per board, at the time its core asks for (as the real adapter does). */
-  private scheduleTick(i: number): void {
-    const b = this.boards[i]!;
-    const core = b.core;
-    if (!core) return;
-    const t = Math.max(this.now + 1, Math.ceil(core.nextWakeMs()));
-    if (b.tickAt === t) return;
-    b.tickAt = t;
-    const token = ++b.tickToken;
-    this.at(t, () => {
-      if (b.core !== core || b.tickToken !== token) return;
-      b.tickAt = -1;
-      this.apply(i, core.tick(this.now));
-      if (core.role === 'master') this.runEffects(i, b.dispatch!.tick(this.now));
-      this.scheduleTick(i);
-    });
-  }
-
-  private apply(from: number, r: Ready): void {
-    for (const o of r.send) {
-      const targets = o.to === 'all' ? this.boards.map((_, j) => j).filter((j) => j !== from) : [o.to];
-      for (const to of targets) this.transmit(from, to, o.msg);
-    }
-    this.observe();
-  }
-
-  private transmit(from: number, to: number, msg: Message): void {
-    if (!this.reachable(from, to)) return;
+  private transmit(from: number, to: number, packet: Buffer): void {
+    if (to < 0 || to >= this.boards.length || !this.reachable(from, to)) return;
     if (this.rand() < this.loss) return;
-    const sender = this.boards[from]!;
-    const packet = this.udp.encode(msg, { epoch: sender.incarnation, counter: ++sender.counter });
     const copies = this.rand() < this.dup ? 2 : 1;
     for (let c = 0; c < copies; c++) {
-      const t = this.now + Math.floor(this.rand() * (this.opts.delayMaxMs + 1));
-      this.at(t, () => {
+      this.world.at(this.now + Math.floor(this.rand() * (this.opts.delayMaxMs + 1)), () => {
         if (!this.reachable(from, to)) return;
         const target = this.boards[to]!;
-        const d = this.udp.decode(packet);
-        if (!d.ok) return void this.violations.push(`t=${this.now} a packet the codec made did not decode: ${d.reason}`);
-        if (!target.udpGuard.accept(d.msg.sender, d.env)) return; // a duplicate: the replay guard drops it
-        this.heardAt[to]![from] = this.now;
-        this.apply(to, target.core!.receive(d.msg, this.now));
-        this.scheduleTick(to);
+        // In the socket: read when the plane's thread next runs.
+        target.plane?.deliver(() => {
+          this.heardAt[to]![from] = this.now;
+          target.onDatagram?.(packet, packet.length, address(from));
+        });
       });
     }
   }
 
-  /** A client request arrives at whichever boards believe they are master: each one's dispatch core decides. */
-  request(serviceMs: number): void {
+  /** A client request arrives at whichever boards believe they are master. */
+  request(serviceMs: number, cls = HIGH): void {
     this.boards.forEach((b, m) => {
-      if (b.core?.role !== 'master') return;
-      this.runEffects(m, b.dispatch!.submit(serviceMs, { cls: 0, bytes: 0, candidates: undefined, safe: true, page: false, client: 'sim', session: false }, this.now).effects);
+      const { mirror, dispatch, request } = b;
+      if (!mirror || !dispatch || !request || mirror.role !== 'master') return;
+      request.deliver(() => {
+        if (b.mirror !== mirror || mirror.role !== 'master') return;
+        const info = { cls, bytes: 0, candidates: undefined, safe: true, page: cls === LOW, client: 'sim', session: false };
+        const { job, effects } = dispatch.submit(serviceMs, info, this.now);
+        if (cls === HIGH) b.high.add(job);
+        this.runEffects(m, effects);
+      });
     });
   }
 
   private runEffects(m: number, effects: Effect<number>[]): void {
     const b = this.boards[m]!;
-    const core = b.core!;
-    const dispatch = b.dispatch!;
-    const mInc = b.incarnation;
-    const sameMaster = () => b.incarnation === mInc && b.dispatch === dispatch;
+    const { mirror, dispatch, request } = b;
+    if (!mirror || !dispatch || !request) return;
+    const sameMaster = () => b.mirror === mirror;
     for (const e of effects) {
       if (e.kind === 'refuse') continue;
       const t = e.board;
-      // Invariant: traffic stops going to a board once it has been silent for Tthreshold (+ a heartbeat of slack).
-      if (t !== m && this.now - this.heardAt[m]![t]! > this.opts.timing.tthresholdMs + this.opts.timing.heartbeatMs) {
-        this.violations.push(
-          `t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms (its table heard it at ${core.table.lastHeard(t)}, runstate ${core.table.runstate(t)}, role ${core.role} term ${core.term})`,
-        );
+      // Traffic stops going to a board once it has been silent for Tthreshold (+ the plane's
+      // heard-only batching and a heartbeat of slack).
+      const slack = this.opts.timing.tthresholdMs + 2 * this.opts.timing.heartbeatMs;
+      if (t !== m && this.now - this.heardAt[m]![t]! > slack) this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms`);
+      if (mirror.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${mirror.table.runstate(t)} board ${t}`);
+      // HIGH before LOW: with the priority scheduler, a page never goes to a board a waiting control request could have taken.
+      if (e.job.cls === LOW && this.cfg.qos.scheduler === 'priority') {
+        for (const h of b.high) {
+          if (h.state !== 'queued') b.high.delete(h);
+          else if (!h.tried.includes(t)) this.violations.push(`t=${this.now} a LOW request went to board ${t} while a HIGH one (queued at ${h.enqueuedMs}) waited`);
+        }
       }
-      if (core.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${core.table.runstate(t)} board ${t}`);
       this.dispatchedTotal++;
+      const target = this.boards[t]!;
+      const tMirror = target.mirror;
       const frame = this.frames.request({
         id: e.id,
         master: m,
-        term: core.term,
+        term: mirror.term,
         target: t,
-        epoch: this.boards[t]!.incarnation,
-        cls: 0,
+        epoch: target.incarnation,
+        cls: e.job.cls,
         tree: e.tree,
         origin: 'client',
         method: 'GET',
-        url: '/cgi-bin/echo',
+        url: e.job.cls === LOW ? '/' : '/cgi-bin/echo',
         headers: [],
         body: Buffer.alloc(0),
       });
-      const target = this.boards[t]!;
-      const tInc = target.incarnation;
-      const tCore = target.core!;
+      // One outcome per dispatch: the answer, or the loss of the board or of the way to it.
+      let settled = false;
+      const outcome = (ok: boolean, delivered: boolean) => {
+        if (settled) return;
+        settled = true;
+        request.deliver(() => {
+          if (!sameMaster()) return; // the master that sent it is gone: nobody waits for the answer
+          if (ok && (t === m || this.reachable(m, t))) {
+            this.answered++;
+            this.heardAt[m]![t] = this.now; // an answer is word from the board too
+            mirror.observeLoad(t, tMirror!.load, this.now);
+            this.runEffects(m, dispatch.finished(e.job, 0, this.now));
+          } else this.runEffects(m, dispatch.failed(e.job, delivered, this.now));
+        });
+      };
+      const gone = () => target.mirror !== tMirror || !tMirror;
       const delivered = t === m || this.reachable(m, t);
       let executed = false;
-      if (delivered) {
+      const accept = () => {
+        if (gone()) return;
         const f = this.frames.decode(frame);
-        if (typeof f === 'string' || f.type !== 'request') {
-          this.violations.push(`t=${this.now} a frame the codec made did not decode`);
-        } else if (t !== m && (f.target !== t || !target.linkGuard.accept(f))) {
+        if (typeof f === 'string' || f.type !== 'request') return void this.violations.push(`t=${this.now} a frame the codec made did not decode`);
+        if (t !== m && (f.target !== t || !target.linkGuard.accept(f))) {
           this.refusedFrames++;
-        } else {
-          executed = true;
-          tCore.accepted();
+          return outcome(false, true);
         }
-      }
-      this.at(this.now + e.job.payload, () => {
-        const alive = target.incarnation === tInc && target.core === tCore;
-        if (executed && alive) tCore.finished();
-        if (!sameMaster()) return; // the master that sent it is gone: nobody waits for the answer
-        // The answer comes back over the same connection, or the connection's loss is the failure.
-        if (executed && alive && (t === m || this.reachable(m, t))) {
-          this.answered++;
-          this.heardAt[m]![t] = this.now; // an answer is word from the board too
-          this.apply(m, core.observeLoad(t, tCore.load, this.now));
-          this.runEffects(m, dispatch.finished(e.job, 0, this.now));
-        } else {
-          this.runEffects(m, dispatch.failed(e.job, delivered, this.now));
-        }
-        this.scheduleTick(m);
-      });
+        executed = true;
+        tMirror!.accepted();
+        // The work takes its time on the board, then the answer goes back over the same connection.
+        this.world.at(this.now + e.job.payload, () => {
+          if (gone()) return outcome(false, true);
+          target.request!.deliver(() => {
+            tMirror!.finished();
+            outcome(true, true);
+          });
+        });
+      };
+      if (t === m) accept();
+      else if (delivered) target.request?.deliver(accept);
+      else this.world.at(this.now + e.job.payload, () => outcome(false, false));
+      // A board that dies before it reads the frame: the connection's loss is the failure.
+      const watch = () => {
+        if (settled || executed) return;
+        if (gone()) return outcome(false, delivered);
+        this.world.at(this.now + 50, watch);
+      };
+      if (delivered) this.world.at(this.now + e.job.payload, watch);
     }
-    this.observe();
   }
 
   private observe(): void {
     this.boards.forEach((b, i) => {
-      const c = b.core;
-      if (!c) return;
+      const mirror = b.mirror;
+      if (!mirror) return;
       try {
-        c.table.check();
+        mirror.table.check();
         b.dispatch?.check();
       } catch (e) {
         this.violations.push(`t=${this.now} board ${i}: ${(e as Error).message}`);
       }
-      if (c.role === 'master') {
-        let set = this.termHolders.get(c.term);
-        if (!set) {
-          set = new Set();
-          this.termHolders.set(c.term, set);
-        }
-        set.add(i);
-        if (set.size > 1) this.violations.push(`t=${this.now} term ${c.term} has masters ${[...set].join(',')}`);
+      if (mirror.role !== 'master') return;
+      let set = this.termHolders.get(mirror.term);
+      if (!set) {
+        set = new Set();
+        this.termHolders.set(mirror.term, set);
       }
+      set.add(i);
+      if (set.size > 1) this.violations.push(`t=${this.now} term ${mirror.term} has masters ${[...set].join(',')}`);
     });
   }
 
-  runUntil(t: number, onStep?: () => void): void {
-    while (this.events.size > 0 && this.events.peek()!.at <= t) {
-      const e = this.events.pop()!;
-      this.now = e.at;
-      try {
-        e.run();
-      } catch (err) {
-        this.violations.push(`t=${this.now} exception: ${(err as Error).message}`);
+  /** Runs virtual time to `t`; a board's start settles (its promises run) before the next event. */
+  async runUntil(t: number, onStep?: () => void): Promise<void> {
+    const onError = (err: unknown) => this.violations.push(`t=${this.now} exception: ${(err as Error).stack ?? err}`);
+    for (;;) {
+      if (this.drainPending) {
+        this.drainPending = false;
+        await new Promise<void>((r) => setImmediate(r));
       }
-      onStep?.();
+      if (this.world.runUntil(t, onError, () => this.drainPending, onStep)) return;
     }
-    this.now = t;
   }
 
   masters(): number[] {
-    return this.boards.flatMap((b, i) => (b.core?.role === 'master' ? [i] : []));
+    return this.boards.flatMap((b, i) => (b.mirror?.role === 'master' ? [i] : []));
   }
 }
