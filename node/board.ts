@@ -18,7 +18,7 @@ import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
 import { openRealPort, type PortFactory } from './devices/serial-line.ts';
 import { Executor } from './exec/executor.ts';
-import { Worker } from './exec/handlers.ts';
+import { Handlers } from './exec/handlers.ts';
 import { DispatchClient, linkLimits, serveLink } from './http/dispatch-link.ts';
 import { EventsHub } from './http/events-hub.ts';
 import { FrontServer } from './http/front-server.ts';
@@ -64,7 +64,7 @@ export class Board {
   /** Who may do what (its users are replaced on a SIGHUP reload). */
   readonly guard: AuthGuard;
   readonly log: Logger;
-  readonly link: ClusterMirror;
+  readonly mirror: ClusterMirror;
   readonly intake: Intake;
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
@@ -94,9 +94,9 @@ export class Board {
     const directory = new DeviceDirectory(cfg.devices);
     const state = openBoardState(opts.stateDir, cfg, self, log);
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
-    const announce = idemBroadcast(() => this.link, cfg);
+    const announce = idemBroadcast(() => this.mirror, cfg);
     const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
-    const worker = new Worker(cfg, self, devices, directory, idem);
+    const handlers = new Handlers(cfg, self, devices, directory, idem);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
     const service = (name: string) => () => guard.serviceHeaders(name, Date.now());
     const [view, closing] = [() => this.view(), () => this.closing];
@@ -106,26 +106,26 @@ export class Board {
     const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax, l.sseBytesMax);
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
-    const link = new ClusterMirror(cfg, self, state.bootEpoch, clock, log, metrics, opts.planeTransport);
+    const mirror = new ClusterMirror(cfg, self, state.bootEpoch, clock, log, metrics, opts.planeTransport);
     const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
-    const executor = new Executor(cfg, self, link, worker, metrics, link.bootEpoch);
+    const executor = new Executor(cfg, self, mirror, handlers, metrics, mirror.bootEpoch);
     const limits = linkLimits(cfg, opts.tls !== undefined);
     const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
-    const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => link.epochOf(board), (run, done) => executor.local(run, done)];
-    const intake = new Intake({ cfg, self: self.index, clock, core: link, link: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
+    const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
+    const intake = new Intake({ cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
     const relay = new MasterRelay(cfg, self, opts.tls);
     const [sync, tls] = [service('sync'), opts.tls];
     const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
-    const reactions = new ClusterReactions({ cfg, self: self.index, log, link, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier });
+    const reactions = new ClusterReactions({ cfg, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
-    link.onEvents = (ev) => reactions.onEvents(ev);
-    link.afterApply = () => intake.pump();
-    link.onApp = (msg) => reactions.onApp(msg);
+    mirror.onEvents = (ev) => reactions.onEvents(ev);
+    mirror.afterApply = () => intake.pump();
+    mirror.onApp = (msg) => reactions.onApp(msg);
 
     const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
     const [operator, watched] = [() => reactions.operator, () => reactions.watched()];
-    const router = new Router({ cfg, self, core: link, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
+    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
     sessions.onLogin = (user, ok, client) =>
       reactions.operator.recordLogin(
         user,
@@ -143,11 +143,11 @@ export class Board {
     this.schedules = schedules;
     this.mqtt = mqtt;
     this.hub = hub;
-    this.link = link;
+    this.mirror = mirror;
     this.intake = intake;
     this.relay = relay;
     this.reactions = reactions;
-    this.stopMetrics = boardMetrics(metrics, link, view, devices, idem, state, hub, worker);
+    this.stopMetrics = boardMetrics(metrics, mirror, view, devices, idem, state, hub, handlers);
   }
 
   static async start(opts: BoardOptions): Promise<Board> {
@@ -161,7 +161,7 @@ export class Board {
     if (b.cfg.mqtt) await import('mqtt');
     if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index))) await import('serialport');
     void b.mqtt.start();
-    await b.link.start();
+    await b.mirror.start();
     b.idem.announceRecovered();
     b.devices.start();
     b.reactions.start();
@@ -171,7 +171,7 @@ export class Board {
 
   /** The state table as this board sees it (/api/cluster). */
   view(): ClusterView {
-    return clusterView(this.cfg, this.link, this.reactions.health);
+    return clusterView(this.cfg, this.mirror, this.reactions.health);
   }
 
   /** Drop every TCP connection, in and out (the network changed under the board). */
@@ -193,7 +193,7 @@ export class Board {
     this.relay.close();
     this.stopMetrics();
     // The plane lets the address go before it stops.
-    await this.link.close();
+    await this.mirror.close();
     await this.front.close();
   }
 }

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
 import { genCert } from './cli/gen-cert.ts';
@@ -23,6 +24,9 @@ const USAGE = `usage:
   ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)
   ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)`;
+
+const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'help'];
+const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
   const pw = await readPassword(true);
@@ -55,7 +59,9 @@ export async function main(argv: string[]): Promise<number> {
       strict: true,
     }).values;
   } catch (e) {
-    return fail(`${(e as Error).message}\n${USAGE}`);
+    const option = /'(--?[\w-]+)'/.exec((e as Error).message)?.[1];
+    const near = option ? nearMatch(option.replace(/^-+/, ''), OPTIONS) : undefined;
+    return fail(`${(e as Error).message}${near ? ` (did you mean --${near}?)` : ''}\n${USAGE}`);
   }
   if (values.help || cmd === 'help' || cmd === '--help' || cmd === '-h') {
     process.stdout.write(`${USAGE}\n`);
@@ -122,8 +128,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'restore':
       return restoreCmd(values.url as string | undefined, values.file as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
-    default:
-      return fail(USAGE);
+    default: {
+      if (!cmd) return fail(USAGE);
+      const near = nearMatch(cmd, COMMANDS);
+      return fail(`unknown command ${cmd}${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`);
+    }
   }
 }
 

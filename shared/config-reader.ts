@@ -1,9 +1,10 @@
 // Reading raw JSON fields into typed values, collecting every problem as `path: problem` instead
 // of stopping at the first: the config checks report everything at once.
+import { nearMatch } from './near-match.ts';
+
 export type Raw = Record<string, unknown>;
 export const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Collects problems while reading fields; never throws until `done`. */
 /** Keys of earlier versions, and their names now: a config that uses one gets told the new name. */
 const RENAMED: Readonly<Record<string, string>> = {
   maxHeaderBytes: 'headerBytesMax',
@@ -13,8 +14,10 @@ const RENAMED: Readonly<Record<string, string>> = {
   maxInFlightPerBoard: 'inFlightPerBoardMax',
   maxConnections: 'connectionsMax',
   maxDispatchAttempts: 'dispatchAttemptsMax',
+  forwardReplayWindow: 'dispatchReplayWindow',
 };
 
+/** Collects problems while reading fields; never throws until `done`. */
 export class Reader {
   readonly problems: string[] = [];
   bad(path: string, problem: string): void {
@@ -35,7 +38,8 @@ export class Reader {
     for (const k of Object.keys(v)) {
       if (allowed.includes(k)) continue;
       const now = RENAMED[k];
-      this.bad(`${path}.${k}`, now && allowed.includes(now) ? `was renamed ${now} (limits name their unit or bound last)` : 'unknown key');
+      const near = nearMatch(k, allowed);
+      this.bad(path ? `${path}.${k}` : k, now && allowed.includes(now) ? `was renamed ${now}` : near ? `unknown key (did you mean ${near}?)` : 'unknown key');
     }
   }
   str(o: Raw, key: string, path: string, def?: string): string {

@@ -129,7 +129,7 @@ export interface LimitsConfig {
   readonly keepAliveTimeoutMs: number;
   readonly dispatchAttemptsMax: number;
   readonly udpPacketBytesMax: number;
-  readonly forwardReplayWindow: number;
+  readonly dispatchReplayWindow: number;
   readonly sseClientsMax: number;
   /** `/api/events` listeners one user may hold on a board. */
   readonly sseClientsPerUserMax: number;

@@ -29,7 +29,7 @@ export const LIMIT_DEFAULTS: LimitsConfig = {
   keepAliveTimeoutMs: 5_000,
   dispatchAttemptsMax: 2,
   udpPacketBytesMax: 1400,
-  forwardReplayWindow: 4096,
+  dispatchReplayWindow: 4096,
   sseClientsMax: 32,
   sseClientsPerUserMax: 4,
   sseBytesMax: 65_536,
@@ -177,7 +177,7 @@ function readLimits(r: Reader, raw: Raw): LimitsConfig {
     keepAliveTimeoutMs: lim('keepAliveTimeoutMs', 100, 600_000),
     dispatchAttemptsMax: lim('dispatchAttemptsMax', 1, 10),
     udpPacketBytesMax: lim('udpPacketBytesMax', 128, 65_000),
-    forwardReplayWindow: lim('forwardReplayWindow', 64, 1_000_000),
+    dispatchReplayWindow: lim('dispatchReplayWindow', 64, 1_000_000),
     sseClientsMax: lim('sseClientsMax', 0, 10_000),
     sseClientsPerUserMax: lim('sseClientsPerUserMax', 1, 10_000),
     sseBytesMax: lim('sseBytesMax', 4096, 16 << 20),
@@ -274,8 +274,8 @@ export function parseConfig(raw: unknown): Config {
   if (limits.udpPacketBytesMax < idemPacket) r.bad('limits.udpPacketBytesMax', `must be at least ${idemPacket} so an idempotency record fits one packet`);
   if (limits.queueBytesMax < limits.bodyBytesMax) r.bad('limits.queueBytesMax', 'must be at least bodyBytesMax (a request of the largest body must be able to wait)');
   const inFlight = limits.inFlightPerBoardMax * Math.max(1, boards.length);
-  if (limits.forwardReplayWindow < 2 * inFlight)
-    r.bad('limits.forwardReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
+  if (limits.dispatchReplayWindow < 2 * inFlight)
+    r.bad('limits.dispatchReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   const qos = readQos(r, raw, classes);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, mqtt, stateDir, tls, benchmarkHandlers });

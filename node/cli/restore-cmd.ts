@@ -1,7 +1,9 @@
 // `ews restore --url URL --file F`: a backup (GET /api/backup) merged into every running board,
 // as an admin (--user asks the password without echo; or --token T, EWS_TOKEN).
+
 import { readFileSync } from 'node:fs';
 import { fail } from '../start.ts';
+import { fetchError } from './fetch-error.ts';
 import { login } from './status-cmd.ts';
 
 export async function restoreCmd(url: string | undefined, file: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
@@ -30,6 +32,6 @@ export async function restoreCmd(url: string | undefined, file: string | undefin
     for (const [board, what] of Object.entries(answer.boards ?? {})) process.stdout.write(`${board}: ${what}\n`);
     return 0;
   } catch (e) {
-    return fail(`${url}: ${(e as Error).message}`, 1);
+    return fail(fetchError(url, e), 1);
   }
 }

@@ -2,6 +2,7 @@
 // (the password asked without echo) instead of needing a token from curl.
 
 import { fail } from '../start.ts';
+import { fetchError } from './fetch-error.ts';
 import { readPassword } from './password-prompt.ts';
 
 interface ClusterJson {
@@ -81,6 +82,6 @@ export async function status(url: string | undefined, user: string | undefined, 
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } catch (e) {
-    return fail(`cannot read ${url}: ${(e as Error).message}`, 1);
+    return fail(`cannot read the cluster: ${fetchError(url, e)}`, 1);
   }
 }

@@ -42,7 +42,7 @@ export interface ReactionDeps {
   cfg: Config;
   self: number;
   log: Logger;
-  link: ClusterMirror;
+  mirror: ClusterMirror;
   intake: Intake;
   relay: MasterRelay;
   devices: DeviceManager;
@@ -89,9 +89,9 @@ export class ClusterReactions {
     this.operator = new OperatorState({
       cfg: d.cfg,
       self: d.self,
-      bootEpoch: d.link.bootEpoch,
-      broadcast: (type, body) => d.link.broadcastApp(type, body),
-      isMaster: () => d.link.role === 'master',
+      bootEpoch: d.mirror.bootEpoch,
+      broadcast: (type, body) => d.mirror.broadcastApp(type, body),
+      isMaster: () => d.mirror.role === 'master',
       devices: () => d.directory.list(),
       boards: () => d.view().boards,
       alarmsChanged: (list) => {
@@ -108,10 +108,10 @@ export class ClusterReactions {
   /** Start re-broadcasting this board's readings. */
   start(): void {
     this.deviceRefresh = setInterval(() => {
-      for (const snap of this.d.devices.snapshots()) this.d.link.broadcastApp('DEVICE', { ...snap });
+      for (const snap of this.d.devices.snapshots()) this.d.mirror.broadcastApp('DEVICE', { ...snap });
     }, DEVICE_REFRESH_MS);
     this.deviceRefresh.unref();
-    const health = () => void this.d.link.broadcastApp('HEALTH', { ...this.health.sample() });
+    const health = () => void this.d.mirror.broadcastApp('HEALTH', { ...this.health.sample() });
     health();
     this.healthTimer = setInterval(health, HEALTH_EVERY_MS);
     this.healthTimer.unref();
@@ -179,7 +179,7 @@ export class ClusterReactions {
           d.schedules.stop();
           // Step down: whatever is still queued here goes to the new master (none yet: 503, retry).
           for (const p of d.intake.drain()) {
-            if (d.link.master >= 0 && d.link.master !== d.self) d.relay.relay(d.link.master, p.req, p.res, p.body);
+            if (d.mirror.master >= 0 && d.mirror.master !== d.self) d.relay.relay(d.mirror.master, p.req, p.res, p.body);
             else sendError(p.res, new EwsError('NO_MASTER'));
           }
         }
@@ -250,7 +250,7 @@ export class ClusterReactions {
   /** Logged-out sessions to every board, as many per packet as fit; sent twice, as a packet may be lost. */
   sendRevoked(list: readonly RevokedEntry[]): void {
     const { d } = this;
-    broadcastList((body) => d.link.broadcastApp('REVOKE', body), list, d.cfg.limits.udpPacketBytesMax, d.cfg.cluster.heartbeatMs);
+    broadcastList((body) => d.mirror.broadcastApp('REVOKE', body), list, d.cfg.limits.udpPacketBytesMax, d.cfg.cluster.heartbeatMs);
   }
 
   /** A local device changed: record it, and tell the cluster (coalesced per device). */
@@ -272,7 +272,7 @@ export class ClusterReactions {
       setTimeout(() => {
         this.devicePending.delete(snap.id);
         const latest = d.devices.snapshots().find((s) => s.id === snap.id);
-        if (latest && !d.link.broadcastApp('DEVICE', { ...latest })) d.log.warn({ device: snap.id }, 'device reading too large for one packet');
+        if (latest && !d.mirror.broadcastApp('DEVICE', { ...latest })) d.log.warn({ device: snap.id }, 'device reading too large for one packet');
       }, DEVICE_COALESCE_MS),
     );
   }

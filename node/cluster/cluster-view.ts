@@ -10,13 +10,13 @@ export interface ClusterView {
   boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node'; durable: boolean | null; health: BoardHealth | null }>;
 }
 
-export function clusterView(cfg: Config, core: ClusterMirror, health: HealthBook): ClusterView {
-  const t = core.view();
-  const m = core.master;
+export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBook): ClusterView {
+  const t = mirror.view();
+  const m = mirror.master;
   return {
     cluster: cfg.cluster.name,
     master: m >= 0 ? cfg.boards[m]!.id : null,
-    term: core.term,
+    term: mirror.term,
     boards: cfg.boards.map((b) => ({
       id: b.id,
       address: b.address,

@@ -14,7 +14,7 @@ import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { CapturedAnswer } from '../http/answer.ts';
 import { sendError } from '../http/http-io.ts';
 import type { LocalRun } from '../http/intake.ts';
-import type { Worker } from './handlers.ts';
+import type { Handlers } from './handlers.ts';
 
 export class Executor {
   private readonly replay: DispatchReplayGuard;
@@ -24,23 +24,23 @@ export class Executor {
   constructor(
     private readonly cfg: Config,
     private readonly self: BoardConfig,
-    private readonly core: ClusterMirror,
-    private readonly worker: Worker,
+    private readonly mirror: ClusterMirror,
+    private readonly handlers: Handlers,
     metrics: Registry,
     private readonly bootEpoch: number,
   ) {
-    this.replay = new DispatchReplayGuard(cfg.limits.forwardReplayWindow);
+    this.replay = new DispatchReplayGuard(cfg.limits.dispatchReplayWindow);
     this.rejected = metrics.counter('ews_forward_rejected_total', 'Dispatch frames refused: addressed to another board or an earlier boot of this one, from a stale master, replayed, by reason');
   }
 
   /** A request the master dispatched to this board over the dispatch link. */
   fromLink(f: RequestFrame, answer: (a: AnswerFrame) => void): { cancel(): void } | undefined {
-    const core = this.core;
+    const mirror = this.mirror;
     let reason = '';
     if (f.target !== this.self.index) reason = 'target';
     else if (f.epoch < this.bootEpoch) reason = 'old-boot';
     else if (f.master === this.self.index) reason = 'self';
-    else if (!(f.term > core.term || (f.term === core.term && f.master === core.master))) reason = 'stale';
+    else if (!(f.term > mirror.term || (f.term === mirror.term && f.master === mirror.master))) reason = 'stale';
     else if (!this.replay.accept(f)) reason = 'replay';
     const cls = this.cfg.classes[f.cls];
     if (!reason && !cls) reason = 'class';
@@ -48,7 +48,7 @@ export class Executor {
     const replyAs =
       (refused: boolean) =>
       (status: number, headers: string[], body: Buffer): void =>
-        answer({ id: f.id, load: core.load, status, refused, head: headerLines(headers), body });
+        answer({ id: f.id, load: mirror.load, status, refused, head: headerLines(headers), body });
     const reply = replyAs(false);
     if (reason || !cls) {
       this.rejected.inc({ reason });
@@ -59,13 +59,13 @@ export class Executor {
     for (let i = 0; i < f.headers.length; i += 2) headers[f.headers[i]!] = f.headers[i + 1]!;
     const cancel = new Cancel();
     const out = new CapturedAnswer((status, h, body) => {
-      core.finished();
+      mirror.finished();
       // An answer the link cannot carry would close it for every request on it: an error instead.
       if (body.length > this.cfg.limits.answerBytesMax) return sendError(new CapturedAnswer(reply), new EwsError('ANSWER_TOO_LARGE', `the answer is ${body.length} bytes`));
       reply(status, h, body);
     });
-    core.accepted();
-    this.worker
+    mirror.accepted();
+    this.handlers
       .execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, tree: f.tree, origin: f.origin, signal: cancel }, out)
       .catch((err: unknown) => sendError(out, err))
       .finally(() => {
@@ -76,18 +76,18 @@ export class Executor {
 
   /** The master runs a request itself: `done` when its answer is over (or the client left). */
   local(run: LocalRun, done: () => void): { cancel(): void } {
-    const core = this.core;
+    const mirror = this.mirror;
     const cancel = new Cancel();
-    core.accepted();
+    mirror.accepted();
     let ended = false;
     const end = (): void => {
       if (ended) return;
       ended = true;
-      core.finished();
+      mirror.finished();
       done();
     };
     run.res.once('close', end);
-    this.worker
+    this.handlers
       .execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, tree: run.tree, origin: run.origin, signal: cancel }, run.res)
       .catch((err: unknown) => sendError(run.res, err))
       .finally(() => {

@@ -23,7 +23,7 @@ interface Target {
   readonly pathname: string;
   readonly searchParams: URLSearchParams;
 }
-export class Worker {
+export class Handlers {
   private readonly site: Tree[];
   /** Work done for clients that had gone (ms): what an abort saves. */
   /** Work done for clients that had already gone, in all (ms). */

@@ -48,8 +48,8 @@ export interface IntakeDeps {
   self: number;
   clock: Clock;
   /** The cluster state, as the cluster plane reports it. */
-  core: ClusterMirror;
-  link: DispatchClient;
+  mirror: ClusterMirror;
+  dispatchLink: DispatchClient;
   /** A board's boot epoch as this board last heard it (bound into every dispatch frame). */
   epochOf(board: number): number;
   /** Execute on this board (the master is a worker too); `done` when the answer is over, `cancel` stops it. */
@@ -66,7 +66,7 @@ const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: '
 
 export class Intake {
   private classifier: Classifier;
-  readonly core: DispatchCore<Exchange>;
+  readonly dispatch: DispatchCore<Exchange>;
   private readonly timer: NodeJS.Timeout;
   private periodTimer: NodeJS.Timeout | undefined;
   private readonly trusted: ReadonlySet<string>;
@@ -92,35 +92,35 @@ export class Intake {
             gone: ([job]) => job.state !== 'running' || job.payload.res.destroyed || job.payload.res.writableEnded,
             // Its client left (or the core timed it out) while it waited: nothing runs; the core counts it
             // ended, unless the timeout already did.
-            dropped: ([job]) => this.run(this.core.finished(job, 0, this.d.clock.now())),
+            dropped: ([job]) => this.run(this.dispatch.finished(job, 0, this.d.clock.now())),
           })
         : undefined;
-    this.core = new DispatchCore<Exchange>(cfg, d.self, d.core.table, Math.random);
+    this.dispatch = new DispatchCore<Exchange>(cfg, d.self, d.mirror.table, Math.random);
     this.boardAddresses = new Set(cfg.boards.map((b) => b.address));
     this.trusted = new Set(['127.0.0.1', '::1', ...this.boardAddresses]);
     const names = cfg.classes.map((c) => c.name);
     d.metrics.counterOf('ews_requests_total', 'Client requests at the master, by class and outcome', () =>
-      names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.core.count(o, i)] as [Record<string, string>, number])),
+      names.flatMap((name, i) => OUTCOMES.map((o) => [{ class: name, outcome: o }, this.dispatch.count(o, i)] as [Record<string, string>, number])),
     );
-    d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.core.queued(i)]));
-    d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.core.scheduler.bytes()]]);
-    registerQosMetrics(d.metrics, () => this.core.qosState(), names);
+    d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.dispatch.queued(i)]));
+    d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.dispatch.scheduler.bytes()]]);
+    registerQosMetrics(d.metrics, () => this.dispatch.qosState(), names);
     const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
     this.timer = setInterval(() => {
-      this.run(this.core.tick(this.d.clock.now()));
+      this.run(this.dispatch.tick(this.d.clock.now()));
     }, tickMs).unref();
-    if (this.core.periodic) this.periodTimer = setInterval(() => this.run(this.core.period(this.d.clock.now())), cfg.qos.periodMs).unref();
+    if (this.dispatch.periodic) this.periodTimer = setInterval(() => this.run(this.dispatch.period(this.d.clock.now())), cfg.qos.periodMs).unref();
   }
 
   /** Drop the dispatch link's connections (a pulled cable): dispatches on them fail and are retried or refused. */
   dropConnections(): void {
-    this.d.link.close();
+    this.d.dispatchLink.close();
   }
 
   close(): void {
     clearInterval(this.timer);
     if (this.periodTimer) clearInterval(this.periodTimer);
-    this.d.link.close();
+    this.d.dispatchLink.close();
   }
 
   /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
@@ -155,7 +155,7 @@ export class Intake {
     const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? (INTERNAL_ORIGINS[via] ?? 'client') : 'client';
     const ex: Exchange = { req, res, body, method, url, origin, clsName, key };
     const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
-    const { job, effects } = this.core.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
+    const { job, effects } = this.dispatch.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
     // The client going away: a queued job leaves; a running one is cancelled on its board.
     res.on('close', () => this.clientGone(job));
     this.run(effects);
@@ -163,20 +163,20 @@ export class Intake {
 
   /** Dispatch while there is work and room (after the cluster's view of the boards changed). */
   pump(): void {
-    if (this.d.core.role === 'master') this.run(this.core.pump(this.d.clock.now()));
+    if (this.d.mirror.role === 'master') this.run(this.dispatch.pump(this.d.clock.now()));
   }
 
   /** The queue and what went through it, per class (for the UI's chart). */
   stats(): { at: number; qos: Record<string, unknown>; classes: Array<{ name: string; queued: number; served: number; shed: number; expired: number }> } {
     return {
       at: Date.now(),
-      qos: this.core.qosState(),
+      qos: this.dispatch.qosState(),
       classes: this.d.cfg.classes.map((c, i) => ({
         name: c.name,
-        queued: this.core.queued(i),
-        served: this.core.count('served', i),
-        shed: this.core.count('shed', i),
-        expired: this.core.count('expired', i),
+        queued: this.dispatch.queued(i),
+        served: this.dispatch.count('served', i),
+        shed: this.dispatch.count('shed', i),
+        expired: this.dispatch.count('expired', i),
       })),
     };
   }
@@ -190,7 +190,7 @@ export class Intake {
 
   /** Step-down: hand back everything still waiting (the caller passes it to the new master). */
   drain(): Exchange[] {
-    return this.core
+    return this.dispatch
       .drain()
       .map((j) => j.payload)
       .filter((ex) => !ex.res.destroyed && !ex.res.writableEnded);
@@ -217,7 +217,7 @@ export class Intake {
     const headers = ex.key === undefined ? ex.req.headers : { ...ex.req.headers, 'idempotency-key': ex.key };
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
       this.local.delete(job);
-      this.run(this.core.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
+      this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
     if (job.state === 'running') this.local.set(job, handle);
   }
@@ -233,20 +233,20 @@ export class Intake {
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     if (ex.key !== undefined) headers.push('idempotency-key', ex.key);
-    const { core } = this.d;
-    this.d.link.send(
-      { id, master: this.d.self, term: core.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
+    const { mirror } = this.d;
+    this.d.dispatchLink.send(
+      { id, master: this.d.self, term: mirror.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
       (r) => {
         const now = this.d.clock.now();
         if (!r.ok) {
           this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
-          return this.run(this.core.failed(job, r.delivered, now));
+          return this.run(this.dispatch.failed(job, r.delivered, now));
         }
         const a = r.answer;
-        core.observeLoad(board, a.load, now);
+        mirror.observeLoad(board, a.load, now);
         // The board refused the frame without running it (a restart, a newer master): the client
         // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
-        if (a.refused) return this.run(this.core.failed(job, false, now));
+        if (a.refused) return this.run(this.dispatch.failed(job, false, now));
         if (a.status === 0) {
           // The board gave up mid-answer.
           if (!ex.res.destroyed) ex.res.destroy();
@@ -266,22 +266,22 @@ export class Intake {
           ex.res.writeHead(a.status, h);
           ex.res.end(ex.method === 'HEAD' ? undefined : a.body);
         }
-        this.run(this.core.finished(job, a.body.length, now));
+        this.run(this.dispatch.finished(job, a.body.length, now));
       },
     );
   }
 
   private clientGone(job: Job<Exchange>): void {
-    if (job.payload.res.writableFinished || this.core.cancel(job)) return;
+    if (job.payload.res.writableFinished || this.dispatch.cancel(job)) return;
     if (job.state !== 'running') return;
     if (job.board === this.d.self) this.local.get(job)?.cancel();
-    else this.d.link.cancel(job.board, job.id);
+    else this.d.dispatchLink.cancel(job.board, job.id);
   }
 
   /** A device POST with an Idempotency-Key: answer a retry from its record, or send it where the first attempt runs. */
   private routeDevice(attach: number[], method: string, path: string, key: string | undefined, res: ClientAnswer, body: Buffer, clsName: string): readonly number[] | undefined | null {
     if (method !== 'POST' || key === undefined || !SCOPED_KEY_RE.test(key)) return attach;
-    const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.core.table.runstate(b) === 1);
+    const r = keyRoute(this.d.idempotency.check(key, requestHash('POST', path, body), Date.now()), attach, (b) => this.d.mirror.table.runstate(b) === 1);
     if (r.kind === 'refuse') {
       if (r.code === 'IDEMPOTENCY_STORE_FULL') this.d.idempotency.refuse();
       throw new EwsError(r.code, undefined, { retryAfterS: r.retryAfterS });

@@ -26,7 +26,7 @@ import type { SessionRoutes } from './sessions.ts';
 export interface RouterDeps {
   cfg: Config;
   self: BoardConfig;
-  core: ClusterMirror;
+  mirror: ClusterMirror;
   guard: AuthGuard;
   sessions: SessionRoutes;
   intake: Intake;
@@ -75,7 +75,7 @@ export class Router {
 
   /** Whether the lean intake may take this request: the master's queued work, nothing the board answers itself. */
   leanAccepts(method: string, path: string): boolean {
-    if (this.d.core.role !== 'master' || this.d.closing()) return false;
+    if (this.d.mirror.role !== 'master' || this.d.closing()) return false;
     return method === 'POST' ? ownPost(path) === undefined : !OWN_GET.has(path);
   }
 
@@ -124,7 +124,7 @@ export class Router {
   /** The master queues the request; false when this board is not the master. */
   private queue(req: ClientRequest, res: ClientAnswer, path: string, body: Buffer): boolean {
     const { d } = this;
-    if (d.core.role !== 'master') return false;
+    if (d.mirror.role !== 'master') return false;
     const method = req.method ?? 'GET';
     const now = Date.now();
     // Checked before anything is queued; only a verified session passes admission control.
@@ -149,7 +149,7 @@ export class Router {
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     const now = Date.now();
-    const core = d.core;
+    const mirror = d.mirror;
     if (method === 'GET' && isOwnGet(path)) {
       // One list (OWN_GET_PATHS) says what a board answers itself, for this switch and for the
       // lean intake: the compiler refuses a case not in it and a path in it without a case.
@@ -157,13 +157,13 @@ export class Router {
         case '/healthz':
           return sendJson(res, 200, {
             board: d.self.id,
-            role: core.role === 'master' ? 'master' : 'node',
-            state: core.role,
-            term: core.term,
-            master: core.master >= 0 ? d.cfg.boards[core.master]!.id : null,
+            role: mirror.role === 'master' ? 'master' : 'node',
+            state: mirror.role,
+            term: mirror.term,
+            master: mirror.master >= 0 ? d.cfg.boards[mirror.master]!.id : null,
           });
         case '/metrics': {
-          await core.refreshMetrics();
+          await mirror.refreshMetrics();
           const text = d.metrics.render();
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
           res.end(text);
@@ -196,7 +196,7 @@ export class Router {
         }
         case '/api/stats':
           // The master's queue: answered by the master itself, never queued.
-          if (core.role === 'master') {
+          if (mirror.role === 'master') {
             d.guard.check(req, 'viewer', now);
             return sendJson(res, 200, d.intake.stats());
           }
@@ -228,8 +228,8 @@ export class Router {
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (this.queue(req, res, path, body)) return;
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
-    if (req.headers['x-ews-via'] !== undefined || core.master < 0) throw new EwsError('NO_MASTER');
-    d.relay.relay(core.master, req, res, body);
+    if (req.headers['x-ews-via'] !== undefined || mirror.master < 0) throw new EwsError('NO_MASTER');
+    d.relay.relay(mirror.master, req, res, body);
   }
 }
 

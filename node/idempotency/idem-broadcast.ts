@@ -5,13 +5,13 @@ import type { Config } from '../../shared/config.ts';
 import { type IdemRecord, idemWire } from '../../shared/idempotency-store.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 
-export function idemBroadcast(link: () => ClusterMirror, cfg: Config): (rec: IdemRecord) => void {
+export function idemBroadcast(mirror: () => ClusterMirror, cfg: Config): (rec: IdemRecord) => void {
   return (rec) => {
     let body = idemWire(rec, cfg.limits.udpPacketBytesMax);
-    if (!link().broadcastApp('IDEM', body)) {
+    if (!mirror().broadcastApp('IDEM', body)) {
       body = idemWire(rec, 0);
-      link().broadcastApp('IDEM', body);
+      mirror().broadcastApp('IDEM', body);
     }
-    if (rec.state !== 'pending') setTimeout(() => link().broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
+    if (rec.state !== 'pending') setTimeout(() => mirror().broadcastApp('IDEM', body), cfg.cluster.heartbeatMs).unref();
   };
 }

@@ -1,8 +1,11 @@
 // The command line as an operator meets it: help, passwords typed on a terminal or piped, status
 // with a login, and a board that refuses an address this machine does not own.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +17,11 @@ const verifier = new PasswordVerifier(4);
 after(() => verifier.close());
 const verifyPassword = (password: string, hash: string) => verifier.verify(password, hash);
 const ews = (args: string[], input?: string) => spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, encoding: 'utf8', input, timeout: 60_000 });
+/** The CLI without blocking this process's loop (a server here must answer it). */
+const ewsAsync = (args: string[]) =>
+  new Promise<{ code: number; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, timeout: 60_000 }, (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }));
+  });
 const onTerminal = (answers: string[], args: string[]) =>
   spawnSync('python3', [join(ROOT, 'test/peers/pty-run.py'), ...answers, '--', process.execPath, '--import', 'tsx', CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
@@ -24,6 +32,57 @@ test('--help exits 0 with the usage, for the tool and each command', () => {
     assert.match(r.stdout, /usage:\n {2}ews start/);
   }
   assert.equal(ews(['nonsense']).status, 2, 'an unknown command is still a usage error');
+  const typo = ews(['stauts', '--url', 'http://127.0.0.1:1']);
+  assert.equal(typo.status, 2);
+  assert.match(typo.stderr, /unknown command stauts \(did you mean status\?\)/);
+  assert.match(ews(['check-config', '--cofig', 'x.json']).stderr, /did you mean --config\?/);
+});
+
+test('status says what failed: a refused connection, and a certificate not trusted (with the fix)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ews-cli-'));
+  const server = https.createServer({ key: '', cert: '' });
+  try {
+    const probe = net.createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const freePort = (probe.address() as net.AddressInfo).port;
+    probe.close();
+    const refused = await ewsAsync(['status', '--url', `http://127.0.0.1:${freePort}`]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /connection refused: no board listens there/);
+    const made = spawnSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(made.status, 0, made.stderr);
+    server.setSecureContext({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const untrusted = await ewsAsync(['status', '--url', `https://127.0.0.1:${(server.address() as net.AddressInfo).port}`]);
+    assert.equal(untrusted.code, 1);
+    assert.match(untrusted.stderr, /certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\).*NODE_EXTRA_CA_CERTS=/);
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('hash-password from a pipe takes the first line only', async () => {

@@ -64,7 +64,7 @@ test('every problem is reported as path: problem, all at once', () => {
     'boards[2].colour: unknown key',
     'boards[2].id: duplicate of boards[0]',
     'limits.queueMax: must be between 1 and',
-    '.bogus: unknown key',
+    'bogus: unknown key',
     'qos.periodMs: must be between 10 and 600000',
     'cluster.masterWork: must be "forward", "spill" or "share"',
   ])
@@ -175,12 +175,12 @@ test('ews start refuses a short key and a config without auth (exit 2)', () => {
 
 test('relations between limits are checked at load, naming the key', () => {
   const raw = valid() as Record<string, any>;
-  raw.limits = { udpPacketBytesMax: 300, bodyBytesMax: 1 << 20, queueBytesMax: 1 << 19, forwardReplayWindow: 64, inFlightPerBoardMax: 40 };
+  raw.limits = { udpPacketBytesMax: 300, bodyBytesMax: 1 << 20, queueBytesMax: 1 << 19, dispatchReplayWindow: 64, inFlightPerBoardMax: 40 };
   const p = problems(raw);
   for (const want of [
     'limits.udpPacketBytesMax: must be at least 525 so an idempotency record fits one packet',
     'limits.queueBytesMax: must be at least bodyBytesMax',
-    'limits.forwardReplayWindow: must be at least 2 × inFlightPerBoardMax × boards',
+    'limits.dispatchReplayWindow: must be at least 2 × inFlightPerBoardMax × boards',
   ])
     assert.ok(
       p.some((x) => x.includes(want)),
