@@ -23,6 +23,11 @@ const SCAN_MAX = 16;
 /** Weight of the newest sample in the per-class service-time average. */
 const SERVICE_EWMA = 0.2;
 
+/** How often the master sweeps its queue for expired jobs and timed-out dispatches: a quarter of the shortest deadline, within 10-250 ms. */
+export function dispatchTickMs(cfg: Config): number {
+  return Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
+}
+
 export class DispatchCore<P> {
   readonly scheduler: Scheduler<Job<P>>;
   private readonly reserve: ReserveQueue<Job<P>>;

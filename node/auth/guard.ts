@@ -19,16 +19,6 @@ export interface Principal {
 
 export type Need = 'public' | Role;
 
-/** What a request needs: reading is for viewers, changing anything for operators; the UI's files are public. */
-export function needFor(method: string, path: string): Need {
-  if (path === '/healthz' || path === '/metrics' || path === '/api/login' || path === '/api/logout' || path === '/api/session') return 'public';
-  const reads = method === 'GET' || method === 'HEAD';
-  // The UI's files are public; the slow page (/echo, for benchmarks) costs a board's time like a CGI.
-  const echo = path === '/echo' || path.startsWith('/echo/');
-  if (reads && !echo && !path.startsWith('/api/') && !path.startsWith('/cgi-bin/')) return 'public';
-  return reads ? 'viewer' : 'operator';
-}
-
 /** The origins the UI may be served from: every board, and the cluster address on the boards' ports. */
 export function clusterOrigins(cfg: Config): Set<string> {
   const out = new Set<string>();

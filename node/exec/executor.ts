@@ -7,9 +7,9 @@ import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { AnswerFrame, RequestFrame } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { frameRefusal } from '../../shared/frame-acceptance.ts';
 import { headerLines } from '../../shared/header-lines.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
-import { nonCanonical } from '../../shared/request-target.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { CapturedAnswer } from '../http/answer.ts';
 import { sendError } from '../http/http-io.ts';
@@ -36,22 +36,15 @@ export class Executor {
   /** A request the master dispatched to this board over the dispatch link. */
   fromLink(f: RequestFrame, answer: (a: AnswerFrame) => void): { cancel(): void } | undefined {
     const mirror = this.mirror;
-    let reason = '';
-    if (f.target !== this.self.index) reason = 'target';
-    else if (f.epoch < this.bootEpoch) reason = 'old-boot';
-    else if (f.master === this.self.index) reason = 'self';
-    else if (!(f.term > mirror.term || (f.term === mirror.term && f.master === mirror.master))) reason = 'stale';
-    else if (!this.replay.accept(f)) reason = 'replay';
+    const reason = frameRefusal(f, { self: this.self.index, bootEpoch: this.bootEpoch, term: mirror.term, master: mirror.master, classes: this.cfg.classes.length }, this.replay);
     const cls = this.cfg.classes[f.cls];
-    if (!reason && !cls) reason = 'class';
-    if (!reason && nonCanonical(f.url)) reason = 'target-path';
     const replyAs =
       (refused: boolean) =>
       (status: number, headers: string[], body: Buffer): void =>
         answer({ id: f.id, load: mirror.load, status, refused, head: headerLines(headers), body });
     const reply = replyAs(false);
     if (reason || !cls) {
-      this.rejected.inc({ reason });
+      this.rejected.inc({ reason: reason ?? 'class' });
       sendError(new CapturedAnswer(replyAs(true)), new EwsError('NOT_FROM_MASTER', `refused: ${reason}`));
       return undefined;
     }

@@ -1,10 +1,12 @@
 // The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts):
 // classify, hand the request to the core, carry out its effects (run here, send over the
-// dispatch link, or refuse), and feed back how each ended. No decisions are made in this file.
+// dispatch link, or refuse), and feed back how each ended. What it decides on comes from pure
+// functions: the request's facts (master/request-facts.ts), the route table, the tick rate.
 import { type Classifier, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
-import { DispatchCore, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
+import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
 import { LocalPacer } from '../../master/local-pacer.ts';
+import { clientAddress, isPage, plainAddress, requestOrigin } from '../../master/request-facts.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
@@ -62,7 +64,6 @@ export interface IntakeDeps {
 /** Synchronous time the master spends starting its own jobs per event-loop turn (masterWork spill/share, more than one board). */
 const LOCAL_TURN_MS = 1;
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-const INTERNAL_ORIGINS: Record<string, Origin> = { schedule: 'schedule', mqtt: 'mqtt' };
 
 export class Intake {
   private classifier: Classifier;
@@ -105,7 +106,7 @@ export class Intake {
     d.metrics.gauge('ews_queue_length', 'Requests waiting at the master, by class', () => names.map((name, i) => [{ class: name }, this.dispatch.queued(i)]));
     d.metrics.gauge('ews_queue_bytes', 'Body bytes held by queued requests', () => [[{}, this.dispatch.scheduler.bytes()]]);
     registerQosMetrics(d.metrics, () => this.dispatch.qosState(), names);
-    const tickMs = Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
+    const tickMs = dispatchTickMs(cfg);
     this.timer = setInterval(() => {
       this.run(this.dispatch.tick(this.d.clock.now()));
     }, tickMs).unref();
@@ -151,10 +152,9 @@ export class Intake {
       return;
     }
     if (candidates === null) return; // answered from the idempotency record
-    const via = req.headers['x-ews-origin'];
-    const origin = typeof via === 'string' && this.trusted.has(this.peer(req)) ? (INTERNAL_ORIGINS[via] ?? 'client') : 'client';
+    const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
     const ex: Exchange = { req, res, body, method, url, origin, clsName, key };
-    const page = (method === 'GET' || method === 'HEAD') && !path.startsWith('/cgi-bin/') && !path.startsWith('/api/');
+    const page = isPage(method, path);
     const { job, effects } = this.dispatch.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
     // The client going away: a queued job leaves; a running one is cancelled on its board.
     res.on('close', () => this.clientGone(job));
@@ -299,17 +299,8 @@ export class Intake {
     return null;
   }
 
-  private peer(req: ClientRequest): string {
-    const a = req.socket.remoteAddress ?? '?';
-    return a.startsWith('::ffff:') ? a.slice(7) : a;
-  }
-
   /** The client's address: X-Forwarded-For only from a cluster board (the hop that sets it). */
   private clientOf(req: ClientRequest): string {
-    const peer = this.peer(req);
-    if (!this.boardAddresses.has(peer)) return peer;
-    const xff = req.headers['x-forwarded-for'];
-    const first = typeof xff === 'string' ? xff.split(',')[0]!.trim() : '';
-    return first || peer;
+    return clientAddress(plainAddress(req.socket.remoteAddress), req.headers['x-forwarded-for'], this.boardAddresses);
   }
 }

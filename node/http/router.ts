@@ -8,7 +8,8 @@ import { EwsError } from '../../shared/errors.ts';
 import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
-import { type AuthGuard, clusterOrigins, needFor } from '../auth/guard.ts';
+import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/routes.ts';
+import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
@@ -76,7 +77,8 @@ export class Router {
   /** Whether the lean intake may take this request: the master's queued work, nothing the board answers itself. */
   leanAccepts(method: string, path: string): boolean {
     if (this.d.mirror.role !== 'master' || this.d.closing()) return false;
-    return method === 'POST' ? ownPost(path) === undefined : !OWN_GET.has(path);
+    const route = matchRoute(method, path);
+    return route === undefined || route.answers === 'dispatched' || route.answers === 'device';
   }
 
   /** A request from the lean intake (`leanAccepts` took it), body read; `path` without the query. */
@@ -128,7 +130,7 @@ export class Router {
     const method = req.method ?? 'GET';
     const now = Date.now();
     // Checked before anything is queued; only a verified session passes admission control.
-    const who = d.guard.check(req, needFor(method, path), now);
+    const who = d.guard.check(req, callerFor(method, path), now);
     // An Idempotency-Key is checked here and from here on is the pair (who sent it, key). The
     // header itself is left as sent: a request this master passes on when it steps down is scoped
     // by the next master, once, to the same pair.
@@ -150,11 +152,13 @@ export class Router {
     const method = req.method ?? 'GET';
     const now = Date.now();
     const mirror = d.mirror;
-    if (method === 'GET' && isOwnGet(path)) {
-      // One list (OWN_GET_PATHS) says what a board answers itself, for this switch and for the
-      // lean intake: the compiler refuses a case not in it and a path in it without a case.
-      switch (path) {
-        case '/healthz':
+    // The route table (shared/routes.ts) says what a board answers itself; the compiler refuses a
+    // handler the table names without a case here.
+    const own = method === 'GET' || method === 'POST' ? (answeredHere(method, path, mirror.role === 'master') as RouteOf<'board' | 'master'> | undefined) : undefined;
+    if (own) {
+      const who = own.caller === 'public' ? undefined : d.guard.check(req, own.caller, now);
+      switch (own.handler) {
+        case 'healthz':
           return sendJson(res, 200, {
             board: d.self.id,
             role: mirror.role === 'master' ? 'master' : 'node',
@@ -162,69 +166,52 @@ export class Router {
             term: mirror.term,
             master: mirror.master >= 0 ? d.cfg.boards[mirror.master]!.id : null,
           });
-        case '/metrics': {
+        case 'metrics': {
           await mirror.refreshMetrics();
           const text = d.metrics.render();
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
           res.end(text);
           return;
         }
-        case '/api/session':
+        case 'session':
           return d.sessions.session(req, res);
-        case '/api/cluster':
-          d.guard.check(req, 'viewer', now);
-          return sendJson(res, 200, d.view());
-        case '/api/events': {
-          const who = d.guard.check(req, 'viewer', now)!;
-          // Without login everyone is "anonymous": the per-user bound then applies per client address.
-          const owner = who.session ? { user: who.user, sid: who.session.sid, expS: who.session.exp } : { user: `client ${req.socket.remoteAddress ?? '?'}`, sid: undefined, expS: undefined };
-          d.hub.add(res, owner, [['cluster', d.view()]], now);
-          d.watched();
-          return;
-        }
-        case '/api/history':
-        case '/api/alarms':
-        case '/api/log':
-        case '/api/sync':
-          // Every board holds them: answered here.
-          d.guard.check(req, 'viewer', now);
-          operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
-          return;
-        case '/api/backup': {
-          d.guard.check(req, 'operator', now);
-          return backupRoutes(d).backup(res);
-        }
-        case '/api/stats':
-          // The master's queue: answered by the master itself, never queued.
-          if (mirror.role === 'master') {
-            d.guard.check(req, 'viewer', now);
-            return sendJson(res, 200, d.intake.stats());
-          }
-          break;
-        default: {
-          const unanswered: never = path;
-          throw new Error(`no answer for ${unanswered}`);
-        }
-      }
-    }
-    if (method === 'POST')
-      switch (ownPost(path)) {
         case 'login':
           return d.sessions.login(req, res);
         case 'logout':
           return d.sessions.logout(req, res);
-        case 'restore': {
-          d.guard.check(req, 'admin', now);
-          return backupRoutes(d).restore(req, res);
+        case 'cluster':
+          return sendJson(res, 200, d.view());
+        case 'events': {
+          // Without login everyone is "anonymous": the per-user bound then applies per client address.
+          const owner = who?.session ? { user: who.user, sid: who.session.sid, expS: who.session.exp } : { user: `client ${req.socket.remoteAddress ?? '?'}`, sid: undefined, expS: undefined };
+          d.hub.add(res, owner, [['cluster', d.view()]], now);
+          d.watched();
+          return;
         }
-        case 'alarm': {
-          const who = d.guard.check(req, 'operator', now);
+        case 'history':
+        case 'alarms':
+        case 'log':
+        case 'sync':
+          // Every board holds them: answered here.
+          operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
+          return;
+        case 'backup':
+          return backupRoutes(d).backup(res);
+        case 'restore':
+          return backupRoutes(d).restore(req, res);
+        case 'alarm-ack': {
           if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
           return;
         }
-        case undefined:
-          break;
+        case 'stats':
+          // The master's queue: answered by the master itself, never queued.
+          return sendJson(res, 200, d.intake.stats());
+        default: {
+          const unanswered: never = own;
+          throw new Error(`no answer for ${JSON.stringify(unanswered)}`);
+        }
       }
+    }
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (this.queue(req, res, path, body)) return;
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
@@ -232,11 +219,3 @@ export class Router {
     d.relay.relay(mirror.master, req, res, body);
   }
 }
-
-// What a board answers itself (never queued, never lean).
-const OWN_GET_PATHS = ['/healthz', '/metrics', '/api/session', '/api/cluster', '/api/events', '/api/history', '/api/alarms', '/api/log', '/api/sync', '/api/backup', '/api/stats'] as const;
-const OWN_GET: ReadonlySet<string> = new Set(OWN_GET_PATHS);
-const isOwnGet = (path: string): path is (typeof OWN_GET_PATHS)[number] => OWN_GET.has(path);
-/** The POSTs a board answers itself, for the route's switch and for the lean intake's test. */
-const ownPost = (path: string): 'login' | 'logout' | 'alarm' | 'restore' | undefined =>
-  path === '/api/login' ? 'login' : path === '/api/logout' ? 'logout' : path === '/api/restore' ? 'restore' : path.startsWith('/api/alarms/') ? 'alarm' : undefined;

@@ -6,7 +6,7 @@
 // the network (loss, duplication, reordering, partitions, cables), the threads' time (stalls) and
 // the client workload are the simulator's.
 import { EventEmitter } from 'node:events';
-import { DispatchCore, type Effect, type Job } from '../../master/dispatch-core.ts';
+import { DispatchCore, dispatchTickMs, type Effect, type Job } from '../../master/dispatch-core.ts';
 import type { FromPlane, PlaneData, ToPlane } from '../../node/cluster-plane/messages.ts';
 import { ClusterMirror, type PlaneHost } from '../../node/cluster-plane/mirror.ts';
 import { runPlane } from '../../node/cluster-plane/plane.ts';
@@ -16,6 +16,7 @@ import { type Config, parseConfig } from '../../shared/config.ts';
 import { FrameCodec } from '../../shared/dispatch-frame.ts';
 import { DispatchReplayGuard } from '../../shared/dispatch-replay-guard.ts';
 import type { CoreConfig } from '../../shared/election.ts';
+import { frameRefusal } from '../../shared/frame-acceptance.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { VirtualLoop, World } from './virtual-loop.ts';
 
@@ -140,7 +141,7 @@ export class ClusterSim {
     };
     request.setInterval(() => {
       if (b.mirror === mirror && mirror.role === 'master') this.runEffects(i, dispatch.tick(this.now));
-    }, 100);
+    }, dispatchTickMs(this.cfg));
     this.drainPending = true;
     mirror.start().catch((err: unknown) => this.violations.push(`t=${this.now} board ${i} did not start: ${(err as Error).message}`));
   }
@@ -309,7 +310,9 @@ export class ClusterSim {
         if (gone()) return;
         const f = this.frames.decode(frame);
         if (typeof f === 'string' || f.type !== 'request') return void this.violations.push(`t=${this.now} a frame the codec made did not decode`);
-        if (t !== m && (f.target !== t || !target.linkGuard.accept(f))) {
+        const refused =
+          t === m ? undefined : frameRefusal(f, { self: t, bootEpoch: target.incarnation, term: tMirror!.term, master: tMirror!.master, classes: this.cfg.classes.length }, target.linkGuard);
+        if (refused) {
           this.refusedFrames++;
           return outcome(false, true);
         }

@@ -1,0 +1,96 @@
+// Every route of a board's HTTP port, in one table: method, path, who may call it, who answers,
+// and the handler. The auth guard reads who may call, the router what a board answers itself,
+// the lean intake what it may take, the master's intake what is a page and what goes to a
+// device's board, and docs/http-api.md is checked against it. Pure.
+
+/** Who may call: no login, or at least this role (viewer < operator < admin). */
+export type Caller = 'public' | 'viewer' | 'operator' | 'admin';
+
+/**
+ * Who answers: `board` any board itself, at once; `master` the master itself (another board
+ * passes it on); `dispatched` queued at the master and run by the least-connected board;
+ * `device` queued at the master and run by a board the device is attached to.
+ */
+export type Answerer = 'board' | 'master' | 'dispatched' | 'device';
+
+export interface Route {
+  readonly method: 'GET' | 'POST';
+  /** `{name}` is one path segment; a path ending `/*` matches everything under it. */
+  readonly path: string;
+  readonly caller: Caller;
+  readonly answers: Answerer;
+  readonly handler: string;
+  /** Content adaptation applies (a page may be served from a lighter content level). */
+  readonly adapts: boolean;
+  readonly summary: string;
+}
+
+const r = <A extends Answerer, H extends string>(method: Route['method'], path: string, caller: Caller, answers: A, handler: H, summary: string, adapts = false) =>
+  ({ method, path, caller, answers, handler, adapts, summary }) as const;
+
+export const ROUTES = [
+  r('GET', '/healthz', 'public', 'board', 'healthz', "this board's role, term and master"),
+  r('GET', '/metrics', 'public', 'board', 'metrics', "this board's Prometheus metrics"),
+  r('GET', '/api/session', 'public', 'board', 'session', 'who is logged in (and the CSRF token), or 401'),
+  r('POST', '/api/login', 'public', 'board', 'login', 'log in with {name, password}: a session cookie, and a token for other boards'),
+  r('POST', '/api/logout', 'public', 'board', 'logout', 'end the session on every board'),
+  r('GET', '/api/cluster', 'viewer', 'board', 'cluster', 'the state table as this board sees it, with each board’s health'),
+  r('GET', '/api/events', 'viewer', 'board', 'events', 'Server-Sent Events: cluster, device, alarms, log'),
+  r('GET', '/api/history', 'viewer', 'board', 'history', 'a point’s samples (?device&point&since, format=csv)'),
+  r('GET', '/api/alarms', 'viewer', 'board', 'alarms', 'alarm episodes, active first'),
+  r('GET', '/api/log', 'viewer', 'board', 'log', 'the logbook: commands, acknowledgements, alarms, logins'),
+  r('GET', '/api/sync', 'viewer', 'board', 'sync', 'what a rejoining board missed (?since)'),
+  r('GET', '/api/backup', 'operator', 'board', 'backup', 'history, logbook, alarm episodes and the config, as one JSON file'),
+  r('POST', '/api/restore', 'admin', 'board', 'restore', 'merge a backup into every running board'),
+  r('POST', '/api/alarms/{id}/ack', 'operator', 'board', 'alarm-ack', 'acknowledge an active alarm'),
+  r('GET', '/api/stats', 'viewer', 'master', 'stats', 'the master’s queue per class and its QoS controllers'),
+  r('GET', '/api/devices', 'viewer', 'dispatched', 'devices', 'every device with its points, units, actions and boards'),
+  r('GET', '/cgi-bin/devices/{device}', 'viewer', 'device', 'device-read', 'read every point of a device now'),
+  r('POST', '/cgi-bin/devices/{device}/{action}', 'operator', 'device', 'device-action', 'run an action ({value} when it takes one); Idempotency-Key runs it at most once'),
+  r('GET', '/cgi-bin/echo', 'viewer', 'dispatched', 'echo', 'the built-in slow CGI: waits ?ms, answers ?bytes'),
+  r('POST', '/cgi-bin/echo', 'operator', 'dispatched', 'echo', 'the same, with a body'),
+  r('GET', '/cgi-bin/burn', 'viewer', 'dispatched', 'burn', 'CPU work for ?ms (benchmarkHandlers only)'),
+  r('GET', '/echo', 'viewer', 'dispatched', 'echo', 'the slow CGI as a page (content adaptation scales its bytes)', true),
+  r('GET', '/echo/*', 'viewer', 'dispatched', 'echo', 'the same under any path', true),
+  r('GET', '/*', 'public', 'dispatched', 'page', 'the web UI’s files at the content level chosen for the client', true),
+] as const satisfies readonly Route[];
+
+export type Handler = (typeof ROUTES)[number]['handler'];
+export type RouteOf<A extends Answerer> = Extract<(typeof ROUTES)[number], { answers: A }>;
+
+/** Paths that are not pages: a GET under them that no route names is not served from the UI's files. */
+const NOT_PAGES = ['/api/', '/cgi-bin/'];
+
+function matches(pattern: string, path: string): boolean {
+  if (pattern.endsWith('/*')) {
+    const base = pattern.slice(0, -2);
+    return base === '' ? path.startsWith('/') && !NOT_PAGES.some((p) => path.startsWith(p)) : path.startsWith(`${base}/`);
+  }
+  const a = pattern.split('/');
+  const b = path.split('/');
+  if (a.length !== b.length) return false;
+  return a.every((seg, i) => (seg.startsWith('{') ? b[i] !== '' : seg === b[i]));
+}
+
+/** The route a request takes (HEAD as GET; exact paths before patterns, the table's order), or undefined. */
+export function matchRoute(method: string, path: string): (typeof ROUTES)[number] | undefined {
+  const m = method === 'HEAD' ? 'GET' : method;
+  return ROUTES.find((route) => route.method === m && matches(route.path, path));
+}
+
+/**
+ * Who may call a request. A path no route names needs a viewer to read and an operator to
+ * change anything (it is queued and answered 404 by the board that runs it); the UI's files are public.
+ */
+export function callerFor(method: string, path: string): Caller {
+  const route = matchRoute(method, path);
+  if (route) return route.caller;
+  return method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator';
+}
+
+/** Whether a board answers the request itself (never queued): `board` routes, and `master` ones on the master. */
+export function answeredHere(method: string, path: string, isMaster: boolean): (typeof ROUTES)[number] | undefined {
+  const route = matchRoute(method, path);
+  if (!route) return undefined;
+  return route.answers === 'board' || (route.answers === 'master' && isMaster) ? route : undefined;
+}
