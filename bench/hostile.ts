@@ -132,7 +132,7 @@ time.sleep(int(sys.argv[3]))`;
 
   // 3. The link's CPU per MB, in small and large writes (signed frames a board refuses: 403).
   const codec = new FrameCodec(key, 4 << 20);
-  const base = { master: 0, term: 1, target: 1, epoch: 1, cls: 0, tree: 3, origin: 'client' as const, method: 'POST', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(60_000, 0x42) };
+  const base = { master: 0, term: 1, target: 1, epoch: 1, cls: 0, level: 3, origin: 'client' as const, method: 'POST', url: '/cgi-bin/echo', headers: [], body: Buffer.alloc(60_000, 0x42) };
   const linkCost = async (writeBytes: number) => {
     const frames = 60;
     const bytes = Buffer.concat([Buffer.of(LINK_MAGIC), ...Array.from({ length: frames }, (_, i) => codec.request({ ...base, id: i + 1 }))]);

@@ -12,7 +12,7 @@ export interface ClassResult {
   /** 503 answers (refused: admission, adaptation at level 0, a full queue). */
   refused: number;
   /** The content level of each 200 answer (X-EWS-Tree), where the server says. */
-  trees: number[];
+  levels: number[];
 }
 
 /** Results per class, and `elapsedS`: from the first request sent to the last answer or timeout. */
@@ -33,7 +33,7 @@ export async function openLoop(
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const { cls, path, headers } = pick(i);
-    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [], refused: 0, trees: [] };
+    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [], refused: 0, levels: [] };
     const r = out[cls];
     r.sent++;
     const t0 = performance.now();
@@ -45,8 +45,8 @@ export async function openLoop(
             if (res.statusCode === 200) {
               r.ok++;
               r.latencies.push(performance.now() - t0);
-              const tree = Number(res.headers['x-ews-tree']);
-              if (tree > 0) r.trees.push(tree);
+              const level = Number(res.headers['x-ews-level']);
+              if (level > 0) r.levels.push(level);
             } else {
               r.failed++;
               if (res.statusCode === 503) r.refused++;

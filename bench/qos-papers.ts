@@ -322,7 +322,7 @@ if (!only || only === '000') {
   await cal.stop();
   const rmax = points.find((p) => p.bytes === SIZE)!.R;
   const pick = (cls: string) => (i: number) => ({ cls, path: `/echo/${cls}?ms=0&bytes=${SIZE}`, headers: { 'x-forwarded-for': `10.1.0.${i % 200}` } });
-  const adaptation = { trees: 3, targetUtilization: 0.85, k: 1, a, b };
+  const adaptation = { levels: 3, targetUtilization: 0.85, k: 1, a, b };
   const admission = { targetQueue: 8, q0: 0.8, q1: -0.5, refuseAfterPeriods: 2, reserveMax: 2000 };
   const rows: string[] = [];
   const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
@@ -350,7 +350,7 @@ if (!only || only === '000') {
       p99.push(pct(x.latencies, 0.99));
       refused.push((100 * x.refused) / Math.max(1, x.sent));
       rate.push(x.ok / high.elapsedS);
-      quality.push(x.trees.length ? mean(x.trees) / 3 : 1);
+      quality.push(x.levels.length ? mean(x.levels) / 3 : 1);
     }
     rows.push(`| ${m.name} | ${range(p50)} | ${range(p99)} | ${range(refused, 1)} | ${range(rate)} | ${range(quality, 2)} |`);
     series.push({
@@ -390,7 +390,7 @@ if (!only || only === '000') {
         for (const k of ['gold', 'silver']) {
           const x = r.classes[k]!;
           // Delivered quality per request sent: the answer's level / 3, 0 when refused or dropped (the paper's D).
-          q[k] = x.trees.reduce((s, t) => s + t / 3, 0) / Math.max(1, x.sent);
+          q[k] = x.levels.reduce((s, t) => s + t / 3, 0) / Math.max(1, x.sent);
           got[k]!.ok.push((100 * x.ok) / Math.max(1, x.sent));
           got[k]!.quality.push(q[k]!);
         }
@@ -448,7 +448,7 @@ if (!only || only === '002') {
           classes: names
             .map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, setQoS: 0.3, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] }))
             .concat([{ name: 'other', priority: 9, mk: [0, 1], match: [{ pathPrefix: '/' }] } as never]),
-          qos: { scheduler: m.scheduler, periodMs: 500, historyK: 20, ...(m.adapt ? { adaptation: { trees: 3, targetUtilization: 0.85, k: 0.5, a: 0.006, b: 0.0000001 } } : {}) },
+          qos: { scheduler: m.scheduler, periodMs: 500, historyK: 20, ...(m.adapt ? { adaptation: { levels: 3, targetUtilization: 0.85, k: 0.5, a: 0.006, b: 0.0000001 } } : {}) },
         });
         const r = await openLoop(
           c.base,

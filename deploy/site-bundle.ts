@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { indexHtml } from '../node/ui/page.ts';
-import { TREES } from '../shared/content-levels.ts';
+import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import { ERRORS, type ErrorCode } from '../shared/errors.ts';
 
 const SRC = resolve(import.meta.dirname, '../node/ui/src');
@@ -35,5 +35,5 @@ export async function bundleLevel(level: number): Promise<Record<string, string>
 }
 
 export async function bundleSite(): Promise<Array<Record<string, string>>> {
-  return Promise.all(Array.from({ length: TREES }, (_, i) => bundleLevel(i + 1)));
+  return Promise.all(Array.from({ length: CONTENT_LEVELS }, (_, i) => bundleLevel(i + 1)));
 }

@@ -5,7 +5,7 @@
 // retry decision and the completion accounting all live here. No sockets, no timers, no Date:
 // the adapter (node/http/intake.ts) carries requests and answers, and calls `tick` and `period`.
 import type { Config } from '../shared/config.ts';
-import { TREES } from '../shared/content-levels.ts';
+import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { StateTable } from '../shared/state-table.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
@@ -123,7 +123,7 @@ export class DispatchCore<P> {
     this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
     this.loops.answered(answerBytes);
     this.counts.served[job.cls]!++;
-    this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.tree, levels: TREES, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
+    this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.level, levels: CONTENT_LEVELS, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
     return this.pumpInto([], nowMs);
   }
 
@@ -280,15 +280,15 @@ export class DispatchCore<P> {
         continue;
       }
       // The content level: pages adapt to load by client; device control never does.
-      const tree = this.scheduler.protect(job.cls) ? TREES : this.loops.tree(job.page, job.client);
-      if (tree === 0) {
+      const level = this.scheduler.protect(job.cls) ? CONTENT_LEVELS : this.loops.level(job.page, job.client);
+      if (level === 0) {
         this.refuse(out, job, 'shed', 'OVERLOADED', undefined, 2, nowMs);
         continue;
       }
       this.lastPick = chosen;
       job.state = 'running';
       job.board = chosen;
-      job.tree = tree;
+      job.level = level;
       job.attempts++;
       job.dispatchedMs = nowMs;
       job.id = this.nextId;
@@ -296,7 +296,7 @@ export class DispatchCore<P> {
       this.inflight[job.cls]!++;
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
-      out.push({ kind: 'dispatch', job, board: chosen, id: job.id, tree });
+      out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }
 
@@ -322,7 +322,7 @@ export class DispatchCore<P> {
   }
 
   private dropped(responseMs: number): Outcome {
-    return { responseMs, level: 0, levels: TREES, deadlineMet: false };
+    return { responseMs, level: 0, levels: CONTENT_LEVELS, deadlineMet: false };
   }
 
   private boardFor(pool: readonly number[] | undefined, cap: number): number | undefined {

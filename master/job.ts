@@ -1,7 +1,7 @@
 // A request as the dispatch core sees it: the facts the adapter knows when it arrives, what the
 // core records about it on its way, the effects the core returns, and how a request can end.
 
-import { TREES } from '../shared/content-levels.ts';
+import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { QueueItem } from './scheduler.ts';
 
@@ -15,7 +15,7 @@ export interface JobInfo {
   readonly safe: boolean;
   /** A page (content adaptation applies); device control and APIs never adapt. */
   readonly page: boolean;
-  /** The client's address (content adaptation picks a tree by client hash). */
+  /** The client's address (content adaptation picks a level by client hash). */
   readonly client: string;
   /** A verified session: admission control lets it through (paper 000's transactional rule). */
   readonly session: boolean;
@@ -32,13 +32,13 @@ export interface Job<P> extends QueueItem, JobInfo {
   tried: readonly number[];
   board: number;
   id: number;
-  tree: number;
+  level: number;
   dispatchedMs: number;
   reservedAt: number;
 }
 
 export type Effect<P> =
-  | { readonly kind: 'dispatch'; readonly job: Job<P>; readonly board: number; readonly id: number; readonly tree: number }
+  | { readonly kind: 'dispatch'; readonly job: Job<P>; readonly board: number; readonly id: number; readonly level: number }
   | { readonly kind: 'refuse'; readonly job: Job<P>; readonly code: ErrorCode; readonly message: string | undefined; readonly retryAfterS: number };
 
 export const OUTCOMES = ['served', 'shed', 'expired', 'refused', 'failed', 'gone', 'timeout'] as const;
@@ -63,7 +63,7 @@ export function newJob<P>(payload: P, info: JobInfo, nowMs: number): Job<P> {
     tried: NONE,
     board: -1,
     id: 0,
-    tree: TREES,
+    level: CONTENT_LEVELS,
     dispatchedMs: 0,
     reservedAt: 0,
   };

@@ -22,7 +22,7 @@ export interface Outcome {
   readonly responseMs: number;
   /** Dispatch to answer (0 when never dispatched). */
   readonly serviceMs?: number;
-  /** Content level served, 0 when refused or dropped, M for the full tree. */
+  /** Content level served, 0 when refused or dropped, M for the full level. */
   readonly level: number;
   readonly levels: number;
   readonly deadlineMet: boolean;

@@ -15,6 +15,7 @@ const RENAMED: Readonly<Record<string, string>> = {
   maxConnections: 'connectionsMax',
   maxDispatchAttempts: 'dispatchAttemptsMax',
   forwardReplayWindow: 'dispatchReplayWindow',
+  trees: 'levels',
 };
 
 /** Collects problems while reading fields; never throws until `done`. */

@@ -95,7 +95,7 @@ export interface AdmissionConfig {
   readonly probeGrowth: number;
 }
 export interface AdaptationConfig {
-  readonly trees: number;
+  readonly levels: number;
   readonly targetUtilization: number;
   readonly k: number;
   readonly a: number;

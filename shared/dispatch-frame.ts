@@ -4,7 +4,7 @@
 // every frame tagged with HMAC-SHA256 (cluster key), so a frame cannot be forged or altered.
 //
 //   frame  = u32 length | u8 type | fields… | tag[16]          (length counts what follows it)
-//   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u48 target's boot epoch | u8 class | u8 tree | u8 origin
+//   REQUEST (1): u32 id | u8 master | u32 term | u8 target | u48 target's boot epoch | u8 class | u8 level | u8 origin
 //                | u16 method+url length | method ' ' url | u16 headers length | headers | u32 body length | body
 //   ANSWER  (2): u32 id | u16 load | u16 status | u8 flags | u16 head length | head | u32 body length | body
 //   CANCEL  (3): u32 id
@@ -42,7 +42,7 @@ export interface RequestFrame {
   /** The target's boot epoch as the master knows it. */
   readonly epoch: number;
   readonly cls: number;
-  readonly tree: number;
+  readonly level: number;
   readonly origin: Origin;
   readonly method: string;
   readonly url: string;
@@ -102,7 +102,7 @@ export class FrameCodec {
     o = buf.writeUInt8(f.target, o);
     o = buf.writeUIntBE(Math.min(EPOCH_MAX, Math.max(0, f.epoch)), o, 6);
     o = buf.writeUInt8(f.cls, o);
-    o = buf.writeUInt8(f.tree, o);
+    o = buf.writeUInt8(f.level, o);
     o = buf.writeUInt8(ORIGINS.indexOf(f.origin), o);
     o = buf.writeUInt16BE(lineBytes, o);
     o += buf.write(f.method, o, 'latin1');
@@ -186,7 +186,7 @@ export class FrameCodec {
         target = buf[o + 9]!,
         epoch = buf.readUIntBE(o + 10, 6),
         cls = buf[o + 16]!,
-        tree = buf[o + 17]!,
+        level = buf[o + 17]!,
         origin = ORIGINS[buf[o + 18]!];
       o += 19;
       const lineEnd = o + 2 + buf.readUInt16BE(o);
@@ -198,7 +198,7 @@ export class FrameCodec {
       const bodyEnd = headersEnd + 4 + buf.readUInt32BE(headersEnd);
       const sp = line.indexOf(' ');
       if (bodyEnd !== end || !origin || !headers || sp < 1) return undefined;
-      return { type: 'request', id, master, term, target, epoch, cls, tree, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body: buf.subarray(headersEnd + 4, bodyEnd) };
+      return { type: 'request', id, master, term, target, epoch, cls, level, origin, method: line.slice(0, sp), url: line.slice(sp + 1), headers, body: buf.subarray(headersEnd + 4, bodyEnd) };
     }
     if (type === TYPE_ANSWER) {
       if (o + 11 > end) return undefined;

@@ -127,15 +127,15 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
   // q0 + q1 > 0 and q0 − q1 < 4. A positive q1, as the paper's wording suggests, never settles.
   if (admission && !(admission.q1 > -2 && admission.q1 < 0 && admission.q0 + admission.q1 > 0 && admission.q0 - admission.q1 < 4))
     r.bad('qos.admission.q1', `with q0 ${admission.q0} and q1 ${admission.q1} the queue never settles: need −2 < q1 < 0, q0 + q1 > 0, q0 − q1 < 4 (e.g. q0 0.8, q1 −0.5)`);
-  const aa = r.obj(q, 'adaptation', 'qos', ['trees', 'targetUtilization', 'k', 'a', 'b'], false);
+  const aa = r.obj(q, 'adaptation', 'qos', ['levels', 'targetUtilization', 'k', 'a', 'b'], false);
   const adaptation: AdaptationConfig | undefined = aa && {
-    trees: r.int(aa, 'trees', 'qos.adaptation', 3, 1, 9),
+    levels: r.int(aa, 'levels', 'qos.adaptation', 3, 1, 9),
     targetUtilization: num(r, aa, 'targetUtilization', 'qos.adaptation', 0.85, 0.05, 1),
     k: num(r, aa, 'k', 'qos.adaptation', 1, 0.001, 100),
     a: num(r, aa, 'a', 'qos.adaptation', 0.002, 0, 10),
     b: num(r, aa, 'b', 'qos.adaptation', 0.000001, 0, 1),
   };
-  if (adaptation && adaptation.trees !== 3) r.bad('qos.adaptation.trees', 'the site is built in 3 content levels');
+  if (adaptation && adaptation.levels !== 3) r.bad('qos.adaptation.levels', 'the site is built in 3 content levels');
   const qq = r.obj(q, 'quota', 'qos', ['gain'], false);
   const quota: QuotaConfig | undefined = qq && { gain: num(r, qq, 'gain', 'qos.quota', 0.5, 0.01, 5) };
   const qos: QosConfig = {

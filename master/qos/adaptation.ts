@@ -1,8 +1,8 @@
 // Content adaptation (papers 000/002, after Abdelzaher & Bhatti): the load monitor measures
 // U = a·R + b·W (R requests/s, W bytes/s delivered), the utilisation controller moves the content
 // level G ← clamp(G + k·(U* − U), 0, M), and the adaptor serves fractional G = I + F by client:
-// hash the client address to N in [0,1), serve tree I+1 if N < F else I — the same client stays
-// on the same tree. G = 0 refuses everything; G = M serves the best tree. Pure.
+// hash the client address to N in [0,1), serve level I+1 if N < F else I — the same client stays
+// on the same level. G = 0 refuses everything; G = M serves the best level. Pure.
 import { createHash } from 'node:crypto';
 
 export class LoadMonitor {
@@ -44,8 +44,8 @@ export function clientPosition(client: string): number {
   return createHash('sha256').update(client).digest().readUInt32BE(0) / 2 ** 32;
 }
 
-/** The tree for this client at content level G (0 = refuse). */
-export function treeFor(G: number, client: string, M: number): number {
+/** The level for this client at content level G (0 = refuse). */
+export function levelFor(G: number, client: string, M: number): number {
   const I = Math.floor(G);
   const F = G - I;
   return Math.min(M, clientPosition(client) < F ? I + 1 : I);

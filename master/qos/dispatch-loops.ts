@@ -1,10 +1,10 @@
 // The two QoS feedback loops that act at dispatch time, each period: content adaptation (paper
 // 000: the content level G from the measured utilization U) and per-class worker quotas (paper
 // 003: slots from the mean response time per class). The dispatch core asks them, per job, which
-// content tree to serve and whether a class may take another slot.
+// content level to serve and whether a class may take another slot.
 import type { Config } from '../../shared/config.ts';
-import { TREES } from '../../shared/content-levels.ts';
-import { LoadMonitor, treeFor, UtilizationController } from './adaptation.ts';
+import { CONTENT_LEVELS } from '../../shared/content-levels.ts';
+import { LoadMonitor, levelFor, UtilizationController } from './adaptation.ts';
 import { QuotaController } from './quota.ts';
 
 export class DispatchLoops {
@@ -13,7 +13,7 @@ export class DispatchLoops {
 
   constructor(private readonly cfg: Config) {
     const q = cfg.qos;
-    if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(TREES, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
+    if (q.adaptation) this.adapt = { monitor: new LoadMonitor(), ctl: new UtilizationController(CONTENT_LEVELS, q.adaptation.targetUtilization, q.adaptation.k), U: 0 };
     // The slots to divide are the ones that run work: with masterWork 'forward' the master runs none.
     const workers = cfg.cluster.masterWork === 'forward' && cfg.boards.length > 1 ? cfg.boards.length - 1 : cfg.boards.length;
     if (q.quota)
@@ -59,9 +59,9 @@ export class DispatchLoops {
     }
   }
 
-  /** The content tree for a job: pages adapt to load by client; device control never does. 0: shed. */
-  tree(page: boolean, client: string): number {
-    return this.adapt && page ? treeFor(this.adapt.ctl.G, client, TREES) : TREES;
+  /** The content level for a job: pages adapt to load by client; device control never does. 0: shed. */
+  level(page: boolean, client: string): number {
+    return this.adapt && page ? levelFor(this.adapt.ctl.G, client, CONTENT_LEVELS) : CONTENT_LEVELS;
   }
 
   /** Whether class `cls`, with `inflight` running, may take another slot. */

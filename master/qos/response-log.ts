@@ -1,5 +1,5 @@
-// The last k responses of a class as quality values (paper 000): F (full tree) = 1,
-// P (partial, tree level/M) in (0,1), D (dropped or refused) = 0. absQoS is their sum, kept by
+// The last k responses of a class as quality values (paper 000): F (full level) = 1,
+// P (partial, level level/M) in (0,1), D (dropped or refused) = 0. absQoS is their sum, kept by
 // the sliding update absQoS_new = absQoS_old − log[oldest] + log[latest]. Pure.
 export class ResponseLog {
   private readonly log: number[];

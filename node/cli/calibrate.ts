@@ -44,7 +44,7 @@ export async function runCalibrate(
   out(`a = ${a.toExponential(3)} s per request, b = ${b.toExponential(3)} s per byte`);
   if (opts.write) {
     const cfg = JSON.parse(readFileSync(opts.write, 'utf8')) as { qos?: { adaptation?: Record<string, unknown> } };
-    cfg.qos = { ...cfg.qos, adaptation: { trees: 3, targetUtilization: 0.85, k: 1, ...cfg.qos?.adaptation, a: +a.toPrecision(4), b: +b.toPrecision(4) } };
+    cfg.qos = { ...cfg.qos, adaptation: { levels: 3, targetUtilization: 0.85, k: 1, ...cfg.qos?.adaptation, a: +a.toPrecision(4), b: +b.toPrecision(4) } };
     writeFileSync(opts.write, `${JSON.stringify(cfg, null, 2)}\n`);
     out(`written to ${opts.write} (qos.adaptation.a, .b)`);
   }

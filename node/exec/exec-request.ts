@@ -11,8 +11,8 @@ export interface ExecRequest {
   headers: IncomingHttpHeaders;
   body: Buffer;
   cls: string;
-  /** Content level the master chose (1..TREES). */
-  tree: number;
+  /** Content level the master chose (1..CONTENT_LEVELS). */
+  level: number;
   /** Who asked (schedules' reads queue behind control at the device port). */
   origin: Origin;
   /** Cancelled when the client (or the master) goes away: stop the work. */

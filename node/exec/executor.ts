@@ -59,7 +59,7 @@ export class Executor {
     });
     mirror.accepted();
     this.handlers
-      .execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, tree: f.tree, origin: f.origin, signal: cancel }, out)
+      .execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, level: f.level, origin: f.origin, signal: cancel }, out)
       .catch((err: unknown) => sendError(out, err))
       .finally(() => {
         if (!out.writableFinished) out.destroy();
@@ -81,7 +81,7 @@ export class Executor {
     };
     run.res.once('close', end);
     this.handlers
-      .execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, tree: run.tree, origin: run.origin, signal: cancel }, run.res)
+      .execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, level: run.level, origin: run.origin, signal: cancel }, run.res)
       .catch((err: unknown) => sendError(run.res, err))
       .finally(() => {
         if (run.res.writableFinished || run.res.destroyed) end();

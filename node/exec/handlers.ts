@@ -9,7 +9,7 @@ import type { DeviceDirectory } from '../devices/device-directory.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
 import { type Answer, sendError, sendJson } from '../http/http-io.ts';
 import type { Captured, IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
-import { loadSite, TREES, type Tree } from '../ui/site.ts';
+import { CONTENT_LEVELS, type LevelFiles, loadSite } from '../ui/site.ts';
 import { deviceCgi } from './device-cgi.ts';
 import type { ExecRequest } from './exec-request.ts';
 
@@ -24,7 +24,7 @@ interface Target {
   readonly searchParams: URLSearchParams;
 }
 export class Handlers {
-  private readonly site: Tree[];
+  private readonly site: LevelFiles[];
   /** Work done for clients that had gone (ms): what an abort saves. */
   /** Work done for clients that had already gone, in all (ms). */
   wastedMs = 0;
@@ -74,10 +74,10 @@ export class Handlers {
   private async echo(u: Target, x: ExecRequest, res: Answer): Promise<void> {
     const raw = u.searchParams.get('ms') ?? '0';
     if (!/^\d{1,6}$/.test(raw) || Number(raw) > ECHO_MS_MAX) throw new EwsError('BAD_REQUEST', `ms must be an integer from 0 to ${ECHO_MS_MAX}`);
-    // As a page (`/echo…`), a lighter content tree does proportionally less work and sends less:
+    // As a page (`/echo…`), a lighter content level does proportionally less work and sends less:
     // what a degraded page saves, for the content-adaptation experiments.
-    const scale = u.pathname.startsWith('/echo') && x.tree < TREES ? x.tree / TREES : 1;
-    res.setHeader('x-ews-tree', String(x.tree));
+    const scale = u.pathname.startsWith('/echo') && x.level < CONTENT_LEVELS ? x.level / CONTENT_LEVELS : 1;
+    res.setHeader('x-ews-level', String(x.level));
     const ms = Math.round(Number(raw) * scale);
     const started = performance.now();
     if (ms > 0) {
@@ -114,17 +114,19 @@ export class Handlers {
     sendJson(res, 200, { ok: true, board: this.board.id, burnedMs: Number(raw), x: x > 0 });
   }
 
-  /** A file of the content tree: the master's level, lowered if the client asked for less (?tree=N, remembered in a cookie). */
+  /** A file of the content level: the master's level, lowered if the client asked for less (?level=N, remembered in a cookie). */
   private page(x: ExecRequest, u: Target, res: Answer): void {
     const name = u.pathname === '/' ? 'index.html' : u.pathname.slice(1);
     // A flat namespace of known files: nothing else can be named, so nothing else can be reached.
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new EwsError('NOT_FOUND', 'no such page');
-    const asked = Number(u.searchParams.get('tree') ?? cookieValue(typeof x.headers.cookie === 'string' ? x.headers.cookie : undefined, 'ews_tree') ?? TREES);
-    const level = Math.max(1, Math.min(x.tree, Number.isInteger(asked) && asked >= 1 ? asked : TREES, TREES));
+    // `?tree=` is the old name of `?level=`, still taken.
+    const param = u.searchParams.get('level') ?? u.searchParams.get('tree');
+    const asked = Number(param ?? cookieValue(typeof x.headers.cookie === 'string' ? x.headers.cookie : undefined, 'ews_level') ?? CONTENT_LEVELS);
+    const level = Math.max(1, Math.min(x.level, Number.isInteger(asked) && asked >= 1 ? asked : CONTENT_LEVELS, CONTENT_LEVELS));
     const file = this.site[level - 1]?.get(name);
     if (!file) throw new EwsError('NOT_FOUND', `no page ${name.slice(0, 64)}`);
-    const headers: Record<string, string> = { 'content-type': file.type, etag: file.etag, 'cache-control': 'no-cache', 'x-ews-tree': String(level) };
-    if (u.searchParams.has('tree')) headers['set-cookie'] = `ews_tree=${level}; Path=/; SameSite=Strict; Max-Age=31536000`;
+    const headers: Record<string, string> = { 'content-type': file.type, etag: file.etag, 'cache-control': 'no-cache', 'x-ews-level': String(level) };
+    if (param !== null) headers['set-cookie'] = `ews_level=${level}; Path=/; SameSite=Strict; Max-Age=31536000`;
     if (x.headers['if-none-match'] === file.etag) {
       res.writeHead(304, headers);
       return void res.end();

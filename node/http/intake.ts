@@ -40,7 +40,7 @@ export interface LocalRun {
   headers: ClientRequest['headers'];
   body: Buffer;
   cls: string;
-  tree: number;
+  level: number;
   origin: Origin;
   res: ClientAnswer;
 }
@@ -89,7 +89,7 @@ export class Intake {
         ? new LocalPacer<[Job<Exchange>, number]>(LOCAL_TURN_MS, cfg.limits.inFlightPerBoardMax, {
             now: () => performance.now(),
             later: (fn) => setImmediate(fn),
-            start: ([job, tree]) => this.startLocal(job, tree),
+            start: ([job, level]) => this.startLocal(job, level),
             gone: ([job]) => job.state !== 'running' || job.payload.res.destroyed || job.payload.res.writableEnded,
             // Its client left (or the core timed it out) while it waited: nothing runs; the core counts it
             // ended, unless the timeout already did.
@@ -202,27 +202,27 @@ export class Intake {
     for (let i = 0; i < effects.length; i++) {
       const e = effects[i]!;
       if (e.kind === 'refuse') sendError(e.job.payload.res, new EwsError(e.code, e.message, { retryAfterS: e.retryAfterS }));
-      else if (e.board === this.d.self) this.runLocal(e.job, e.tree);
-      else this.forward(e.job, e.board, e.id, e.tree);
+      else if (e.board === this.d.self) this.runLocal(e.job, e.level);
+      else this.forward(e.job, e.board, e.id, e.level);
     }
   }
 
-  private runLocal(job: Job<Exchange>, tree: number): void {
-    if (this.pacer) this.pacer.submit([job, tree]);
-    else this.startLocal(job, tree);
+  private runLocal(job: Job<Exchange>, level: number): void {
+    if (this.pacer) this.pacer.submit([job, level]);
+    else this.startLocal(job, level);
   }
 
-  private startLocal(job: Job<Exchange>, tree: number): void {
+  private startLocal(job: Job<Exchange>, level: number): void {
     const ex = job.payload;
     const headers = ex.key === undefined ? ex.req.headers : { ...ex.req.headers, 'idempotency-key': ex.key };
-    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, tree, origin: ex.origin, res: ex.res }, () => {
+    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res }, () => {
       this.local.delete(job);
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
     if (job.state === 'running') this.local.set(job, handle);
   }
 
-  private forward(job: Job<Exchange>, board: number, id: number, tree: number): void {
+  private forward(job: Job<Exchange>, board: number, id: number, level: number): void {
     const ex = job.payload;
     const raw = ex.req.rawHeaders;
     const headers: string[] = [];
@@ -235,7 +235,7 @@ export class Intake {
     if (ex.key !== undefined) headers.push('idempotency-key', ex.key);
     const { mirror } = this.d;
     this.d.dispatchLink.send(
-      { id, master: this.d.self, term: mirror.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, tree, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
+      { id, master: this.d.self, term: mirror.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, level, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },
       (r) => {
         const now = this.d.clock.now();
         if (!r.ok) {

@@ -19,7 +19,7 @@ const QUANTITIES: Record<string, [name: string, help: string, counter?: true]> =
   e: ['ews_admission_queue_error', 'Queue-length error per class (target minus actual)'],
   predicted: ['ews_admission_predicted_arrivals', 'Predicted arrivals per class for the next period'],
   reserve: ['ews_admission_reserve_length', 'Requests waiting in the reserve queue, per class'],
-  G: ['ews_adaptation_level', 'Content adaptation level G (0 refuses pages, 3 is the full tree; papers 000/002)'],
+  G: ['ews_adaptation_level', 'Content adaptation level G (0 refuses pages, 3 is the full content level; papers 000/002)'],
   U: ['ews_adaptation_utilization_ratio', 'Measured utilisation U = a·R + b·W over the last period'],
   quotas: ['ews_quota_slots', 'Concurrency slots per class (paper 003)'],
   inflight: ['ews_inflight_requests', 'Requests running on boards, per class'],

@@ -1,10 +1,10 @@
 // The page every content level serves (papers 000/002): level 3 full (styles, the logo, the
 // chart), 2 light (styles, no chart or images), 1 text only. Pure; the build writes it next to
 // that level's bundle (deploy/site-bundle.ts).
-import { TREES } from '../../shared/content-levels.ts';
+import { CONTENT_LEVELS } from '../../shared/content-levels.ts';
 
 export function indexHtml(level: number): string {
-  if (!Number.isInteger(level) || level < 1 || level > TREES) throw new Error(`invariant: content level ${level}`);
+  if (!Number.isInteger(level) || level < 1 || level > CONTENT_LEVELS) throw new Error(`invariant: content level ${level}`);
   const at = (min: number, html: string) => (level >= min ? html : '');
   return `<!doctype html>
 <html lang="en" data-level="${level}">
@@ -71,7 +71,7 @@ ${at(2, '<link rel="stylesheet" href="style.css">')}
     <ol id="log-list" reversed></ol>
   </section>
 </main>
-<footer>content level ${level} · view: <a href="/?tree=1">text</a> · <a href="/?tree=2">light</a> · <a href="/?tree=3">full</a></footer>
+<footer>content level ${level} · view: <a href="/?level=1">text</a> · <a href="/?level=2">light</a> · <a href="/?level=3">full</a></footer>
 </body>
 </html>
 `;

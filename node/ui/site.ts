@@ -5,9 +5,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
-import { TREES } from '../../shared/content-levels.ts';
+import { CONTENT_LEVELS } from '../../shared/content-levels.ts';
 
-export { TREES };
+export { CONTENT_LEVELS };
 export const SITE_BYTES_MAX = 4 * 1024 * 1024;
 
 export interface SiteFile {
@@ -15,11 +15,11 @@ export interface SiteFile {
   body: Buffer;
   etag: string;
 }
-export type Tree = ReadonlyMap<string, SiteFile>;
+export type LevelFiles = ReadonlyMap<string, SiteFile>;
 
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 
-function toTree(files: Record<string, string | Buffer>): Tree {
+function toLevelFiles(files: Record<string, string | Buffer>): LevelFiles {
   const m = new Map<string, SiteFile>();
   for (const [name, content] of Object.entries(files)) {
     const body = Buffer.isBuffer(content) ? content : Buffer.from(content);
@@ -29,12 +29,12 @@ function toTree(files: Record<string, string | Buffer>): Tree {
 }
 
 /** The levels as `npm run build` wrote them: next to the bundle (dist/site) or, in a checkout, in dist/site. Index = level - 1. */
-export function loadSite(): Tree[] {
+export function loadSite(): LevelFiles[] {
   const here = import.meta.dirname;
   const built = [join(here, 'site'), join(here, '../../dist/site')].find((d) => existsSync(join(d, '1', 'index.html')));
   if (!built) throw new Error('the web UI is not built: run `npm run build`');
   let total = 0;
-  return Array.from({ length: TREES }, (_, i) => {
+  return Array.from({ length: CONTENT_LEVELS }, (_, i) => {
     const dir = join(built, String(i + 1));
     const files: Record<string, Buffer> = {};
     for (const name of readdirSync(dir)) {
@@ -43,6 +43,6 @@ export function loadSite(): Tree[] {
       if (total > SITE_BYTES_MAX) throw new Error(`site larger than ${SITE_BYTES_MAX} bytes`);
       files[name] = b;
     }
-    return toTree(files);
+    return toLevelFiles(files);
   });
 }

@@ -158,20 +158,20 @@ describe('web UI in Chromium', { skip }, () => {
   });
 
   test('the lighter content levels: 2 without chart or images, 1 text only; the choice sticks', async () => {
-    const r2 = await page.goto(`${c.boards[0]!.url}/?tree=2`);
-    assert.equal(r2!.headers()['x-ews-tree'], '2');
+    const r2 = await page.goto(`${c.boards[0]!.url}/?level=2`);
+    assert.equal(r2!.headers()['x-ews-level'], '2');
     await page.waitForSelector('#dev-pump1');
     assert.equal(await page.locator('canvas').count(), 0);
     assert.equal(await page.locator('img').count(), 0);
     await page.screenshot({ path: join(SHOTS, 'level-2.png'), fullPage: true });
-    const r1 = await page.goto(`${c.boards[0]!.url}/?tree=1`);
-    assert.equal(r1!.headers()['x-ews-tree'], '1');
+    const r1 = await page.goto(`${c.boards[0]!.url}/?level=1`);
+    assert.equal(r1!.headers()['x-ews-level'], '1');
     await page.waitForSelector('#dev-pump1');
     assert.equal(await page.locator('link[rel=stylesheet]').count(), 0);
     await page.screenshot({ path: join(SHOTS, 'level-1.png'), fullPage: true });
     const again = await page.goto(`${c.boards[0]!.url}/`);
-    assert.equal(again!.headers()['x-ews-tree'], '1', 'remembered in a cookie');
-    await page.goto(`${c.boards[0]!.url}/?tree=3`);
+    assert.equal(again!.headers()['x-ews-level'], '1', 'remembered in a cookie');
+    await page.goto(`${c.boards[0]!.url}/?level=3`);
     await page.waitForSelector('#dev-pump1');
   });
 

@@ -100,7 +100,7 @@ describe('a 3-board cluster', () => {
       target: 1,
       epoch: 2 ** 48 - 1,
       cls: 0,
-      tree: 3,
+      level: 3,
       origin: 'client' as const,
       method: 'GET',
       url: '/cgi-bin/echo?ms=1',

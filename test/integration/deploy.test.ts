@@ -188,7 +188,7 @@ describe('deploy', () => {
     });
     assert.equal(dev.result.speed, 1200);
     const page = await fetch(`${u}/`);
-    assert.equal(page.headers.get('x-ews-tree'), '3');
+    assert.equal(page.headers.get('x-ews-level'), '3');
     assert.match(await page.text(), /<title>ews<\/title>/);
     await waitFor('READY and two watchdog pings', async () => heard.includes('READY=1') && heard.split('WATCHDOG=1').length > 2, 10_000);
     assert.ok(existsSync(join(dir, 'state', 'b1.epoch')), 'durable without a stateDir in the config: $STATE_DIRECTORY holds the state');

@@ -6,7 +6,7 @@ import { converged, makeCluster, metric, type TestCluster, waitFor } from './har
 
 const get = async (url: string) => {
   const r = await fetch(url, { signal: AbortSignal.timeout(15_000) });
-  return { status: r.status, tree: r.headers.get('x-ews-tree'), retry: r.headers.get('retry-after'), body: await r.text() };
+  return { status: r.status, tree: r.headers.get('x-ews-level'), retry: r.headers.get('retry-after'), body: await r.text() };
 };
 
 describe('QoS in a running cluster', () => {
@@ -53,10 +53,10 @@ describe('QoS in a running cluster', () => {
     assert.ok((await metric(base, 'ews_requests_total', { class: 'browse', outcome: 'refused' })) > 0, 'refused from the reserve queue after its periods');
   });
 
-  test('content adaptation: under load pages are served from lighter trees (X-EWS-Tree), control never', async () => {
+  test('content adaptation: under load pages are served from lighter content levels (X-EWS-Level), control never', async () => {
     const c = await makeCluster(1, (cfg) => {
       // a = 40 ms per request: 40 pages/s already means U = 1.6 against the 0.85 target.
-      cfg.qos = { scheduler: 'priority', periodMs: 200, adaptation: { trees: 3, targetUtilization: 0.85, k: 1.5, a: 0.04, b: 0 } };
+      cfg.qos = { scheduler: 'priority', periodMs: 200, adaptation: { levels: 3, targetUtilization: 0.85, k: 1.5, a: 0.04, b: 0 } };
     });
     clusters.push(c);
     await converged(c);
@@ -68,7 +68,7 @@ describe('QoS in a running cluster', () => {
         Array.from({ length: 10 }, (_, i) =>
           fetch(`${base}/`, { headers: { 'x-forwarded-for': `10.9.0.${i}` } }).then(async (r) => {
             await r.text();
-            return `${r.status}:${r.headers.get('x-ews-tree') ?? '-'}`;
+            return `${r.status}:${r.headers.get('x-ews-level') ?? '-'}`;
           }),
         ),
       );

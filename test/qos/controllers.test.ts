@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { calibrate, clientPosition, LoadMonitor, treeFor, UtilizationController } from '../../master/qos/adaptation.ts';
+import { calibrate, clientPosition, LoadMonitor, levelFor, UtilizationController } from '../../master/qos/adaptation.ts';
 import { AdmissionController } from '../../master/qos/admission.ts';
 import { MISS, QuotaController } from '../../master/qos/quota.ts';
 import { rng } from '../sim/simulator.ts';
@@ -129,13 +129,13 @@ test('adaptation: U = a·R + b·W; G ← clamp(G + k(U* − U), 0, M); fractiona
   assert.equal(+c.step(1.35).toFixed(6), 2); // 3 + 2·(.85 − 1.35)
   assert.equal(+c.step(2.85).toFixed(6), 0); // clamped
   assert.equal(+c.step(-1).toFixed(6), 3); // clamped at M
-  // G = 2.3: 30% of clients on tree 3, the rest on tree 2, each always the same
+  // G = 2.3: 30% of clients on level 3, the rest on level 2, each always the same
   const clients = Array.from({ length: 2000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
-  const on3 = clients.filter((cl) => treeFor(2.3, cl, 3) === 3).length / clients.length;
+  const on3 = clients.filter((cl) => levelFor(2.3, cl, 3) === 3).length / clients.length;
   assert.ok(Math.abs(on3 - 0.3) < 0.04, `${on3}`);
-  assert.equal(treeFor(2.3, '10.0.0.7', 3), treeFor(2.3, '10.0.0.7', 3));
-  assert.equal(treeFor(2.3, '10.0.0.7', 3), clientPosition('10.0.0.7') < 0.3 ? 3 : 2);
-  assert.equal(treeFor(0, 'x', 3), 0, 'G = 0 refuses');
+  assert.equal(levelFor(2.3, '10.0.0.7', 3), levelFor(2.3, '10.0.0.7', 3));
+  assert.equal(levelFor(2.3, '10.0.0.7', 3), clientPosition('10.0.0.7') < 0.3 ? 3 : 2);
+  assert.equal(levelFor(0, 'x', 3), 0, 'G = 0 refuses');
 });
 
 test('calibration: a and b by least squares from (Rmax, Wmax) at several sizes', () => {
@@ -150,7 +150,7 @@ test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload 
   const a = 0.004,
     b = 0.0000005,
     M = 3;
-  const size = [0, 1000, 20000, 200000]; // bytes per request at each tree level (0 = refused)
+  const size = [0, 1000, 20000, 200000]; // bytes per request at each level level (0 = refused)
   const c = new UtilizationController(M, 0.85, 0.8);
   const clients = Array.from({ length: 500 }, (_, i) => `c${i}`);
   let U = 0;
@@ -160,7 +160,7 @@ test('adaptation closed loop: U settles within ±5% of 85% after a 3× overload 
     let R = 0,
       W = 0;
     for (const cl of clients) {
-      const level = treeFor(c.G, cl, M);
+      const level = levelFor(c.G, cl, M);
       if (level === 0) continue;
       R += perClient;
       W += perClient * size[level]!;

@@ -336,7 +336,7 @@ describe('security', () => {
       target: 1,
       epoch: epoch(),
       cls: 0,
-      tree: 3,
+      level: 3,
       origin: 'client',
       method: 'POST',
       url: '/cgi-bin/devices/pump1/start',

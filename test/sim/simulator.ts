@@ -281,7 +281,7 @@ export class ClusterSim {
         target: t,
         epoch: target.incarnation,
         cls: e.job.cls,
-        tree: e.tree,
+        level: e.level,
         origin: 'client',
         method: 'GET',
         url: e.job.cls === LOW ? '/' : '/cgi-bin/echo',

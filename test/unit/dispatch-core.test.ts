@@ -175,8 +175,8 @@ test('masterWork forward: the master runs nothing another running board could se
 });
 
 test('OVERLOADED: content adaptation at its lowest level sheds pages, never device control', () => {
-  // Every answer priced far over capacity: the controller lowers the content level to 0 (no tree).
-  const { core } = setup({}, 3, 'share', { periodMs: 100, adaptation: { trees: 3, targetUtilization: 0.5, k: 1, a: 1, b: 0 } });
+  // Every answer priced far over capacity: the controller lowers the content level to 0 (no level).
+  const { core } = setup({}, 3, 'share', { periodMs: 100, adaptation: { levels: 3, targetUtilization: 0.5, k: 1, a: 1, b: 0 } });
   let t = 0;
   for (let p = 0; p < 50 && (core.qosState().G as number) > 0; p++) {
     const { job } = core.submit('warm', info({ cls: 1, page: true }), t);

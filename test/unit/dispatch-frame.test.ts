@@ -15,7 +15,7 @@ const req = {
   target: 2,
   epoch: 1_796_036_716_449,
   cls: 1,
-  tree: 2,
+  level: 2,
   origin: 'schedule' as const,
   method: 'POST',
   url: '/cgi-bin/devices/pump1/read?x=1',

