@@ -3,27 +3,42 @@
 # unit, the `ews` user and the `ews` command. Run as root on the board (or with --root DIR to lay
 # it out under DIR, e.g. a mounted image: the user is then written into DIR/etc/passwd and group).
 # Needs on the board: Node 20+, and with a cluster VIP `ip` (iproute2) and `arping` (iputils-arping).
-#   deploy/install.sh --config cluster.json --board ews1 [--node /usr/local/bin/node] [--root DIR] [--no-start]
+#   deploy/install.sh --config cluster.json --board ews1 [--node PATH] [--host-node PATH] [--root DIR] [--no-start]
+# Two Nodes: --host-node runs the checks here (default: the node on PATH); --node is the board's,
+# the path the unit and the `ews` command name (default: the host's when installing on the board
+# itself, /usr/local/bin/node with --root: an image's Node, which may be for another CPU).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-config="" board="" root="" node="" start=1
+config="" board="" root="" node="" host_node="" start=1
+usage="usage: $0 --config FILE --board ID [--node PATH] [--host-node PATH] [--root DIR] [--no-start]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
     --board) board="$2"; shift 2 ;;
     --root) root="$2"; start=0; shift 2 ;;
     --node) node="$2"; shift 2 ;;
+    --host-node) host_node="$2"; shift 2 ;;
     --no-start) start=0; shift ;;
-    *) echo "usage: $0 --config FILE --board ID [--node PATH] [--root DIR] [--no-start]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-[ -n "$config" ] && [ -n "$board" ] || { echo "usage: $0 --config FILE --board ID [--node PATH] [--root DIR] [--no-start]" >&2; exit 2; }
-node="${node:-$(command -v node || true)}"
-[ -x "$node" ] || { echo "node not found: install Node 20 (see README) or pass --node" >&2; exit 2; }
-case "$("$node" -p 'process.versions.node.split(".")[0]')" in
+[ -n "$config" ] && [ -n "$board" ] || { echo "$usage" >&2; exit 2; }
+host_node="${host_node:-$(command -v node || true)}"
+[ -x "$host_node" ] || { echo "node not found on this machine: install Node 20 (docs/installing.md) or pass --host-node" >&2; exit 2; }
+major() { "$1" -p 'process.versions.node.split(".")[0]'; }
+case "$(major "$host_node")" in
   2[0-9]|[3-9][0-9]) ;;
-  *) echo "$node is Node $("$node" --version); ews needs Node 20 or later" >&2; exit 2 ;;
+  *) echo "$host_node is Node $("$host_node" --version); ews needs Node 20 or later" >&2; exit 2 ;;
 esac
+if [ -z "$root" ]; then
+  node="${node:-$host_node}"
+  [ -x "$node" ] || { echo "--node $node: not an executable here" >&2; exit 2; }
+else
+  node="${node:-/usr/local/bin/node}"
+  # The image's Node may be for another CPU: it need not run here, but it must be in the image.
+  [ -e "$root$node" ] || echo "note: $node is not in the image under $root yet: the unit and the ews command name it" >&2
+fi
+case "$node" in /*) ;; *) echo "--node must be an absolute path (the unit names it)" >&2; exit 2 ;; esac
 
 # The package: from a checkout (build it) or from an unpacked dist/board.
 if [ -f "$here/../package.json" ] && [ -d "$here/../node" ]; then
@@ -34,8 +49,8 @@ else
 fi
 
 # Refuse a config this board cannot run: validated by the very bundle that will run it.
-"$node" "$pkg/ews.js" check-config --config "$config" >/dev/null
-"$node" -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if(!c.boards.some(b=>b.id===process.argv[2])){console.error(`board: "${process.argv[2]}" is not in ${process.argv[1]}`);process.exit(2)}' "$config" "$board"
+"$host_node" "$pkg/ews.js" check-config --config "$config" >/dev/null
+"$host_node" -e 'const c=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if(!c.boards.some(b=>b.id===process.argv[2])){console.error(`board: "${process.argv[2]}" is not in ${process.argv[1]}`);process.exit(2)}' "$config" "$board"
 
 # With a VIP the board claims the address with ip and announces it with arping: both must be there.
 if grep -q '"vip"' "$config"; then

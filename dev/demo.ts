@@ -14,6 +14,22 @@ import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 const CABLED_BOARD = resolve(import.meta.dirname, 'cabled-board.ts');
 
 /** Simulated devices: a pump on Modbus RTU, a valve on the line protocol, a sensor on two boards. */
+/** What the demo suggests trying, as shell lines that run when pasted (with T set when login is on). */
+export function tryLines(url: string, auth: boolean): string[] {
+  const c = `curl -sf${auth ? ' -H "authorization: Bearer $T"' : ''}`;
+  return [
+    `${c} ${url}/api/devices   # every device's last readings`,
+    `${c} ${url}/cgi-bin/devices/pump1   # read the pump now (Modbus RTU, on ews2)`,
+    `${c} -X POST ${url}/cgi-bin/devices/pump1/start   # start it`,
+    `${c} -X POST -H 'content-type: application/json' -d '{"value":2400}' ${url}/cgi-bin/devices/pump1/set-speed`,
+    `${c} -X POST -H 'Idempotency-Key: k1' ${url}/cgi-bin/devices/valve3/open   # the valve (line protocol); again with k1: replayed`,
+    `${c} ${url}/api/alarms   # alarms`,
+    `${c} ${url}/api/log   # the audit log`,
+    `${c} '${url}/api/history?device=pump1&point=speed&format=csv'   # a trend as CSV`,
+    `${c} ${url}/api/cluster   # master, term, linknum, runstate, each board's health`,
+  ];
+}
+
 export function demoDevices(boardIds: readonly string[]): object[] {
   const on = (i: number) => boardIds[Math.min(i, boardIds.length - 1)]!;
   return [
@@ -189,16 +205,9 @@ export async function runDemo(n: number): Promise<number> {
   // The curl lines carry an operator's token (a session of the printed operator account).
   const op = users.find((x) => x.role === 'operator');
   const token = op ? await login(u, op.name, op.password) : '';
-  const a = token ? ' -H "authorization: Bearer $T"' : '';
-  say('try:');
+  say('try (each line runs as pasted; the README lists the same):');
   if (token) say(`  T=${token}`);
-  say(`  curl${a} ${u}/api/devices                          every device's last readings`);
-  say(`  curl${a} ${u}/cgi-bin/devices/pump1                read the pump now (Modbus RTU)`);
-  say(`  curl${a} -X POST ${u}/cgi-bin/devices/pump1/start`);
-  say(`  curl${a} -X POST -H 'content-type: application/json' -d '{"value":2400}' ${u}/cgi-bin/devices/pump1/set-speed`);
-  say(`  curl${a} -X POST ${u}/cgi-bin/devices/valve3/open     the valve (line protocol) then moves at 50 %/s`);
-  say(`  curl${a} ${u}/api/alarms ; curl${a} ${u}/api/log   alarms and the audit log`);
-  say(`  curl${a} '${u}/api/history?device=pump1&point=speed&format=csv'`);
+  for (const line of tryLines(u, token !== '')) say(`  ${line}`);
   say('commands: pull BOARD | plug BOARD | unplug DEVICE | replug DEVICE | status | quit');
 
   // Announce every change of master, as seen by any board that is plugged in.

@@ -75,7 +75,19 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
     // The printed curl lines work as printed: they carry an operator's token.
     const printed = /^ {2}T=(\S+)$/m.exec(out)?.[1];
     assert.ok(printed, `a token line:\n${out}`);
-    assert.match(out, /curl -H "authorization: Bearer \$T" -X POST http:\/\/127\.0\.0\.1:\d+\/cgi-bin\/devices\/pump1\/start/);
+    // Every suggested line runs as pasted into bash, with the printed T.
+    const block = /try \(each line[^\n]*\n([\s\S]*?)\ncommands:/.exec(out)?.[1] ?? '';
+    const lines = block.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
+    assert.ok(lines.length >= 8, `the suggested lines:\n${block}`);
+    for (const line of lines) {
+      const run = await new Promise<{ code: number | null; err: string }>((resolve) => {
+        const sh = spawn('bash', ['-c', line], { env: { ...process.env, T: printed }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        sh.stderr!.on('data', (d) => (err += d));
+        sh.once('exit', (code) => resolve({ code, err }));
+      });
+      assert.equal(run.code, 0, `${line}\n${run.err}`);
+    }
     assert.equal((await fetch(`http://127.0.0.1:${http}/cgi-bin/devices/pump1/stop`, { method: 'POST', headers: { authorization: `Bearer ${printed}` } })).status, 200);
     const dir = /config (\/\S+)\/cluster\.json/.exec(out)?.[1];
     assert.ok(dir && existsSync(dir));

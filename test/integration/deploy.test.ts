@@ -105,6 +105,22 @@ describe('deploy', () => {
     assert.equal(readFileSync(join(root, 'etc/group'), 'utf8'), group);
   });
 
+  test("an image for another CPU: the host's node runs the checks, the image's node is the one the unit and the command name", () => {
+    const arm = image();
+    try {
+      const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', arm, '--node', '/usr/local/bin/node'], { encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /note: \/usr\/local\/bin\/node is not in the image/);
+      assert.ok(readFileSync(join(arm, 'etc/systemd/system/ews.service'), 'utf8').includes('ExecStart=/usr/local/bin/node /opt/ews/ews.js start'));
+      assert.equal(readFileSync(join(arm, 'usr/local/bin/ews'), 'utf8'), '#!/bin/sh\nexec /usr/local/bin/node /opt/ews/ews.js "$@"\n');
+      const relative = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', arm, '--node', 'node'], { encoding: 'utf8', timeout: 120_000 });
+      assert.equal(relative.status, 2);
+      assert.match(relative.stderr, /--node must be an absolute path/);
+    } finally {
+      rmSync(arm, { recursive: true, force: true });
+    }
+  });
+
   test('with a VIP, install refuses an image without ip or arping, naming the package', () => {
     const bare = image();
     rmSync(join(bare, 'usr/sbin/arping'));
