@@ -77,7 +77,10 @@ test('ews demo: 3 boards, pull the master, a new master is announced, replug, qu
     assert.ok(printed, `a token line:\n${out}`);
     // Every suggested line runs as pasted into bash, with the printed T.
     const block = /try \(each line[^\n]*\n([\s\S]*?)\ncommands:/.exec(out)?.[1] ?? '';
-    const lines = block.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
+    const lines = block
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('curl '));
     assert.ok(lines.length >= 8, `the suggested lines:\n${block}`);
     for (const line of lines) {
       const run = await new Promise<{ code: number | null; err: string }>((resolve) => {

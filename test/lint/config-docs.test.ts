@@ -49,7 +49,10 @@ function withValue(path: string, value: unknown): Record<string, unknown> {
   const raw = base();
   const parts = path.split('.');
   let o = raw;
-  for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+  for (const p of parts.slice(0, -1)) {
+    o[p] ??= {};
+    o = o[p] as Record<string, unknown>;
+  }
   o[parts.at(-1)!] = value;
   if (path.startsWith('notify.email.')) Object.assign(o, { host: 'localhost', from: 'a@b', to: ['c@d'], ...{ [parts.at(-1)!]: value } });
   return raw;
