@@ -33,7 +33,7 @@ export interface StateBody {
   linknum: number[];
   runstate: RunState[];
 }
-/** ACK: a forwarded request arrived. REPORT: one finished (id 0 = periodic keep-alive). Both carry the sender's load. */
+/** REPORT: a node's keep-alive every heartbeat (id 0), carrying its load. (ACK, the same body, is decoded but no longer sent: a board's load rides on each dispatch answer.) */
 export interface LoadBody {
   id: number;
   load: number;

@@ -37,8 +37,7 @@ export class ClusterLink {
   private readonly received: Counter;
   private readonly sent: Counter;
   private readonly sendErrors: Counter;
-  /** Gaps between two STATEs from the master we follow (liveness under load): the longest, and how many were late. */
-  /** The last STATE heard from the master: when, from whom, in which term (a gap is measured within one master's term). */
+  /** The last STATE heard from the master: when, from whom, in which term. Gaps between two (liveness under load) are measured within one master's term: the longest, and how many were late. */
   private lastStateAt = -1;
   private lastStateFrom = -1;
   private lastStateTerm = -1;
@@ -52,7 +51,7 @@ export class ClusterLink {
   private readonly floodHolds: Counter;
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
-  /** DEVICE, IDEM and REVOKE packets from other boards. */
+  /** Application packets from other boards: DEVICE, IDEM, REVOKE, HEALTH and LOG. */
   onApp: (msg: AppMessage) => void = () => {};
 
   constructor(

@@ -93,7 +93,7 @@ export class ClusterMirror {
   private closed: Promise<void> | undefined;
   /** Role, runstate, join and stale-master events, after the copy is updated. */
   onEvents: (events: CoreEvent[]) => void = () => {};
-  /** DEVICE, IDEM and REVOKE packets from other boards. */
+  /** Application packets from other boards: DEVICE, IDEM, REVOKE, HEALTH and LOG. */
   onApp: (msg: AppMessage) => void = () => {};
   /** After every update from the plane (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};

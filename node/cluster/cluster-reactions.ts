@@ -1,6 +1,6 @@
 // What a board does when the cluster changes: role changes (schedules, MQTT, handing the queue to
 // a new master; the VIP follows the role in the cluster plane itself), boards going down, and the application data boards share (device
-// readings, idempotency records, revoked sessions); plus this board's own device readings
+// readings, idempotency records, revoked sessions, health, the audit log); plus this board's own device readings
 // going out, and the cluster view pushed to SSE clients and MQTT.
 import type { Config } from '../../shared/config.ts';
 import type { CoreEvent } from '../../shared/election.ts';
@@ -204,7 +204,7 @@ export class ClusterReactions {
     this.publishCluster();
   }
 
-  /** DEVICE, IDEM, REVOKE and HEALTH packets from other boards. */
+  /** DEVICE, IDEM, REVOKE, HEALTH and LOG packets from other boards. */
   onApp(msg: AppMessage): void {
     const { d } = this;
     if (msg.type === 'REVOKE') {

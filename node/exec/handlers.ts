@@ -1,6 +1,7 @@
-// What a board executes once the master has dispatched a request to it: CGI handlers and pages.
-// Devices (issue 3) and the web UI (issue 4) plug in here; until then a built-in slow CGI
-// (`/cgi-bin/echo?ms=N`) and a placeholder page.
+// What a board runs once the master has dispatched a request to it (the route table's
+// `dispatched` and `device` routes): the device CGI (through the idempotent executor), the device
+// list, the built-in slow CGIs (`/cgi-bin/echo`, `/echo`, and `/cgi-bin/burn` for benchmarks), and
+// the web UI's files at the request's content level.
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
