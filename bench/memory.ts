@@ -4,9 +4,11 @@
 // thread (what the cluster plane's thread costs at least), then the master of a 3-board loopback
 // cluster (board 1 on the platform, boards 2 and 3 x64), with the cluster plane on its own thread
 // and on the request thread (cluster.planeThread false), idle and at its peak under wrk with 64 and
-// then 256 connections on the I/O CGI. All with the board flags. RSS is split into file-backed pages
-// (the `node` binary's code and data and the libraries, clean and shared with the page cache) and
-// anonymous memory (V8 heaps, malloc, stacks).
+// then 256 connections on the I/O CGI. All with the board flags. The budget is private dirty
+// memory (smaps Private_Dirty: heaps, stacks, written pages; what a board cannot give back under
+// pressure); RSS is shown beside it, split into file-backed pages (the `node` binary's code and
+// data and the libraries, clean and shared with the page cache) and anonymous memory. And what
+// node-cron costs: a bare `node` with node-cron loaded and one task running, beside a bare `node`.
 //
 // Then what the plane on the request thread costs: takeovers (term changes) while 3 boards at 20 %
 // of a core serve the CPU-bound CGI, the plane on its own thread with the default timings against
@@ -48,12 +50,12 @@ interface Platform {
   guest32: boolean;
 }
 
-/** The highest RSS sampled while `work` runs (with the file/anon split of that sample). */
+/** The highest private dirty and the highest RSS sampled while `work` runs (the file/anon split of the RSS sample). */
 async function peakDuring<T>(pid: number, guest32: boolean, work: Promise<T>): Promise<{ peak: Resident; result: T }> {
   let peak = resident(pid, guest32);
   const timer = setInterval(() => {
     const r = resident(pid, guest32);
-    if (r.rssMb > peak.rssMb) peak = r;
+    peak = r.rssMb > peak.rssMb ? { ...r, privateDirtyMb: Math.max(r.privateDirtyMb, peak.privateDirtyMb) } : { ...peak, privateDirtyMb: Math.max(r.privateDirtyMb, peak.privateDirtyMb) };
   }, SAMPLE_MS);
   try {
     const result = await work;
@@ -63,10 +65,16 @@ async function peakDuring<T>(pid: number, guest32: boolean, work: Promise<T>): P
   }
 }
 
-/** A bare `node` (optionally with one idle worker thread), 3 s after start. */
-async function bare(p: Platform, withWorker: boolean): Promise<Resident> {
-  const code = withWorker ? "new (require('node:worker_threads').Worker)('setInterval(() => {}, 1e6)', { eval: true }); setInterval(() => {}, 1e6)" : 'setInterval(() => {}, 1e6)';
-  const child = spawn(p.node[0]!, [...p.node.slice(1), ...BOARD_NODE_FLAGS, '-e', code], { stdio: 'ignore' });
+const BARE = {
+  plain: 'setInterval(() => {}, 1e6)',
+  worker: "new (require('node:worker_threads').Worker)('setInterval(() => {}, 1e6)', { eval: true }); setInterval(() => {}, 1e6)",
+  // What the schedules cost a master: node-cron loaded and one task due every second.
+  cron: "require('node-cron').schedule('* * * * * *', () => {}); setInterval(() => {}, 1e6)",
+} as const;
+
+/** A bare `node` (with one idle worker thread, or node-cron running one task), 3 s after start. */
+async function bare(p: Platform, kind: keyof typeof BARE): Promise<Resident> {
+  const child = spawn(p.node[0]!, [...p.node.slice(1), ...BOARD_NODE_FLAGS, '-e', BARE[kind]], { stdio: 'ignore', cwd: ROOT });
   try {
     await sleep(3000);
     return resident(child.pid!, p.guest32);
@@ -152,7 +160,7 @@ async function master(p: Platform, planeThread: boolean): Promise<MasterRow> {
       const { peak, result } = await peakDuring(c.master.pid!, p.guest32, wrk(c.url + IO_CGI, LOAD_S, conns));
       load.push({ conns, peak, wrk: result });
       process.stdout.write(
-        `${p.name} master (plane ${planeThread ? 'thread' : 'inline'}), ${conns} connections: ${result.rps} req/s, peak RSS ${peak.rssMb} MB (file ${peak.fileMb}, anon ${peak.anonMb})\n`,
+        `${p.name} master (plane ${planeThread ? 'thread' : 'inline'}), ${conns} connections: ${result.rps} req/s, peak private dirty ${peak.privateDirtyMb} MB, RSS ${peak.rssMb} (file ${peak.fileMb}, anon ${peak.anonMb})\n`,
       );
     }
     return { idle, load };
@@ -215,12 +223,22 @@ const arm = armPlatform();
 if (arm) platforms.push(arm);
 else process.stdout.write('qemu-arm-static or the armv7l Node is missing: x64 only\n');
 
-const rows: Array<{ platform: string; node: string; bare: Resident; bareWithWorker: Resident; master: MasterRow; masterPlaneInline: MasterRow }> = [];
+const rows: Array<{ platform: string; node: string; bare: Resident; bareWithWorker: Resident; bareWithCron: Resident; master: MasterRow; masterPlaneInline: MasterRow }> = [];
 for (const p of platforms) {
   const version = spawnSync(p.node[0]!, [...p.node.slice(1), '-p', 'process.arch + " " + process.version'], { encoding: 'utf8' }).stdout.trim();
-  const row = { platform: p.name, node: version, bare: await bare(p, false), bareWithWorker: await bare(p, true), master: await master(p, true), masterPlaneInline: await master(p, false) };
+  const row = {
+    platform: p.name,
+    node: version,
+    bare: await bare(p, 'plain'),
+    bareWithWorker: await bare(p, 'worker'),
+    bareWithCron: await bare(p, 'cron'),
+    master: await master(p, true),
+    masterPlaneInline: await master(p, false),
+  };
   rows.push(row);
-  process.stdout.write(`${p.name}: bare ${row.bare.rssMb} MB, with a worker ${row.bareWithWorker.rssMb}, master idle ${row.master.idle.rssMb} (plane inline ${row.masterPlaneInline.idle.rssMb})\n`);
+  process.stdout.write(
+    `${p.name}: bare ${row.bare.privateDirtyMb} MB private dirty, with a worker ${row.bareWithWorker.privateDirtyMb}, with node-cron ${row.bareWithCron.privateDirtyMb}, master idle ${row.master.idle.privateDirtyMb} (plane inline ${row.masterPlaneInline.idle.privateDirtyMb})\n`,
+  );
 }
 
 const takeoverRows: TakeoverRow[] = [];
@@ -231,36 +249,52 @@ if (cgroupsAvailable()) {
 } else process.stdout.write('no writable cgroup v1 cpu controller: takeovers not measured\n');
 
 const data = {
-  what: `RSS of a bare node, a bare node with one worker thread, and the master of a 3-board loopback cluster (idle, and its peak sampled every ${SAMPLE_MS} ms under wrk ${IO_CGI} for ${LOAD_S} s at 64 then 256 connections), the cluster plane on its own thread and on the request thread; unconstrained CPU; board flags ${BOARD_NODE_FLAGS.join(' ')}; armv7l under qemu user-mode emulation (the guest's mappings only)`,
-  budgetMb: { idle: 45, underLoad: 70 },
+  what: `Private dirty memory and RSS of a bare node, a bare node with one worker thread, a bare node running one node-cron task, and the master of a 3-board loopback cluster (idle, and its peak sampled every ${SAMPLE_MS} ms under wrk ${IO_CGI} for ${LOAD_S} s at 64 then 256 connections), the cluster plane on its own thread and on the request thread; unconstrained CPU; board flags ${BOARD_NODE_FLAGS.join(' ')}; armv7l under qemu user-mode emulation (the guest's mappings only)`,
+  budgetMb: { what: 'private dirty', idle: 20, underLoad: 40 },
   at: new Date().toISOString(),
   rows,
   takeovers: { what: `3 boards each in a cgroup at 20 % of a core, wrk 64 connections on ${CPU_CGI} for ${TAKEOVER_S} s; term changes seen at the master's address`, rows: takeoverRows },
 };
-const cell = (r: Resident) => `${r.rssMb} (${r.fileMb} + ${r.anonMb})`;
+const cell = (r: Resident) => `${r.privateDirtyMb} (RSS ${r.rssMb}: ${r.fileMb} file + ${r.anonMb} anon)`;
 const masterCells = (m: MasterRow) => `${cell(m.idle)} | ${cell(m.load[0]!.peak)} | ${cell(m.load[1]!.peak)}`;
-const md = `# Memory: a master's RSS, x64 and an armv7l board's Node
+const within = (mb: number, budget: number) => (mb <= budget ? `within ${budget}` : `over ${budget}`);
+const verdicts = rows
+  .map((r) => {
+    const peak = (m: MasterRow) => Math.max(...m.load.map((l) => l.peak.privateDirtyMb));
+    return `${r.platform}: idle ${r.master.idle.privateDirtyMb} MB (${within(r.master.idle.privateDirtyMb, data.budgetMb.idle)}), under load at most ${peak(r.master)} MB (${within(peak(r.master), data.budgetMb.underLoad)}); with the plane on the request thread ${r.masterPlaneInline.idle.privateDirtyMb} / ${peak(r.masterPlaneInline)} MB`;
+  })
+  .join('; ');
+const cronCost = rows
+  .map((r) => `${r.platform} +${(r.bareWithCron.privateDirtyMb - r.bare.privateDirtyMb).toFixed(1)} MB private dirty, +${(r.bareWithCron.rssMb - r.bare.rssMb).toFixed(1)} MB RSS`)
+  .join('; ');
+const changes = (plane: 'thread' | 'inline') => takeoverRows.filter((t) => t.plane === plane).map((t) => t.termChanges);
+const md = `# Memory: a master's private dirty memory and RSS, x64 and an armv7l board's Node
 
-${data.what}. Run ${data.at}. Budget: ≤ ${data.budgetMb.idle} MB idle, ≤ ${data.budgetMb.underLoad} MB under load.
+${data.what}. Run ${data.at}. Budget (${data.budgetMb.what}): ≤ ${data.budgetMb.idle} MB idle, ≤ ${data.budgetMb.underLoad} MB under load.
 
-MB, as RSS (file-backed + anonymous):
+MB private dirty (RSS beside it):
 
-| platform | node | bare \`node\` | with one worker thread |
-|---|---|---|---|
-${rows.map((r) => `| ${r.platform} | ${r.node} | ${cell(r.bare)} | ${cell(r.bareWithWorker)} |`).join('\n')}
+| platform | node | bare \`node\` | with one worker thread | with node-cron running one task |
+|---|---|---|---|---|
+${rows.map((r) => `| ${r.platform} | ${r.node} | ${cell(r.bare)} | ${cell(r.bareWithWorker)} | ${cell(r.bareWithCron)} |`).join('\n')}
 
 | platform | cluster plane | master idle | master peak, 64 connections | master peak, 256 connections |
 |---|---|---|---|---|
 ${rows.map((r) => `| ${r.platform} | own thread (default) | ${masterCells(r.master)} |\n| ${r.platform} | request thread | ${masterCells(r.masterPlaneInline)} |`).join('\n')}
 
+Against the budget: ${verdicts}.
+
+What node-cron costs (loaded, one task due every second, against a bare \`node\`): ${cronCost}. A
+master loads it only when it has schedules (node/services/schedules.ts).
+
 Throughput during the load (req/s, 64 / 256 connections): ${rows.map((r) => `${r.platform} ${r.master.load.map((l) => l.wrk.rps).join(' / ')} (plane on the request thread ${r.masterPlaneInline.load.map((l) => l.wrk.rps).join(' / ')})`).join('; ')}.
 
-File-backed pages are the parts of the \`node\` binary and its libraries that the process touched:
-clean, shared with the page cache, and dropped by the kernel under memory pressure (read back from
-flash when touched again). Anonymous memory is what the board cannot give back: V8's heaps (the
-request thread's and the cluster plane's), malloc and stacks. Under qemu, V8's page releases go
-through the emulator, so the armv7l figures are what qemu left resident, not a kernel's exact
-accounting on a board.
+Private dirty pages are what the board cannot give back under memory pressure: V8's heaps (the
+request thread's and the cluster plane's), malloc, stacks, and written pages of the binary. The
+rest of the RSS is clean file-backed pages, shared with the page cache and dropped by the kernel
+under pressure (read back from flash when touched again). Under qemu, V8's page releases go through
+the emulator, so the armv7l figures are what qemu left resident in the guest's mappings, not a
+kernel's exact accounting on a board.
 
 ## What the plane on the request thread costs: takeovers under CPU-bound load
 
@@ -270,22 +304,16 @@ ${data.takeovers.what}.
 |---|---|---|---|---|---|---|---|---|
 ${takeoverRows.map((t) => `| ${t.plane === 'thread' ? 'own thread' : 'request thread'} | ${t.timings} | ${t.periodMs} ms | ${t.pinned ? 'all on one CPU' : 'any CPU'} | ${t.termChanges} | ${t.stateGapMaxMs} ms | ${t.masterAfter} | ${t.wrk.rps} | ${t.wrk.errors} |`).join('\n')}
 
+${takeoverRows.length === 0 ? 'Not measured in this run (no writable cgroup v1 cpu controller).' : `Term changes in this run: plane on its own thread ${changes('thread').join(', ')}; on the request thread ${changes('inline').join(', ')}.`}
 A node's cluster link reads the packets waiting in its socket before its tick judges the master
-(node/cluster-plane/cluster-link.ts). Before that, a loop woken late ran its timers first and took over while
-the master's STATE waited unread: with the plane on its own thread and the default timings, the
-first row's setup made 150 term changes in 40 s. That setup is \`bench:boards\`'s: a 100 ms CFS
-period, so a board that used its 20 ms stops for 80 ms, and its threads on either of this
-machine's 2 CPUs (the CPU-bound request thread on one can use up the group's quota before the
-plane on the other gets any). A one-core board has neither: the second row puts every thread of
-a board on one CPU with a 10 ms period. Takeovers remain in both, far fewer: 0-6 in 40 s over the
-runs made while writing this benchmark (one CPU and 100 ms: 0-6, and once a cluster that would
-not form at boot; 2 CPUs and 10 ms: 3-6). The gap column counts gaps within one master's term
-only, so the silence before a takeover is not in it. Their cause is not found yet.
-
-The config refuses \`planeThread: false\` with a Tmax under 1 s: on the request thread the plane
-beats only between requests, and with the default timings (heartbeat 20 ms, Tmax 120 ms) the same
-load made 114-152 term changes in 40 s, pinned or not (244-323 before the fix above; measured
-with the rule lifted while writing this benchmark).
+(node/cluster-plane/cluster-link.ts); the seeded simulator fails when that is undone. The first
+row's setup is \`bench:boards\`'s: a 100 ms CFS period, so a board that used its 20 ms stops for
+80 ms, and its threads on either of this machine's 2 CPUs (the CPU-bound request thread on one can
+use the group's quota before the plane on the other gets any). A one-core board has neither: the
+second row puts every thread of a board on one CPU with a 10 ms period. The gap column counts gaps
+within one master's term only, so the silence before a takeover is not in it. The config refuses
+\`planeThread: false\` with a Tmax under 1 s: on the request thread the plane beats only between
+requests.
 `;
 writeResults('memory', data, md);
 process.stdout.write(md);
