@@ -489,5 +489,24 @@ if (!only || only === '002') {
 }
 
 md.unshift(`Boards: ${CPUS}.`, '');
-writeFileSync(join(OUT, `qos-papers${only ? `-${only}` : ''}.md`), `${md.join('\n')}\n`);
+const name = `qos-papers${only ? `-${only}` : ''}`;
+writeFileSync(join(OUT, `${name}.md`), `${md.join('\n')}\n`);
+// Every table on the page, as data: its section, its columns and its rows (the same cells).
+const tables: Array<{ section: string; columns: string[]; rows: string[][] }> = [];
+let section = '';
+const cells = (line: string) =>
+  line
+    .slice(1, -1)
+    .split('|')
+    .map((c) => c.trim());
+for (let i = 0; i < md.length; i++) {
+  const line = md[i]!;
+  if (line.startsWith('## ')) section = line.slice(3);
+  else if (line.startsWith('|') && md[i + 1]?.startsWith('|---')) {
+    const rows: string[][] = [];
+    for (let j = i + 2; md[j]?.startsWith('|'); j++) rows.push(cells(md[j]!));
+    tables.push({ section, columns: cells(line), rows });
+  }
+}
+writeFileSync(join(OUT, `${name}.json`), `${JSON.stringify({ at: new Date().toISOString(), boards: CPUS, tables }, null, 2)}\n`);
 process.stdout.write(`${md.join('\n')}\n`);
