@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { createServer } from 'node:net';
@@ -112,6 +112,8 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     },
     async stop() {
       await Promise.all([...procs.keys()].map((id) => c.kill(id, 'SIGTERM')));
+      // The config (with its cluster key) and the boards' state go with the cluster.
+      rmSync(dir, { recursive: true, force: true });
     },
   };
   // The first board first, the rest once it answers: which board is master after boot must not

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,7 @@ describe('security', () => {
   after(async () => {
     await c.stop();
     for (const f of cleanups) await f();
+    rmSync(stateDir, { recursive: true, force: true });
   });
 
   test('no spelling of a path gets past the guard: dot segments, encoded dots and slashes, absolute form are 400 on every board', async () => {

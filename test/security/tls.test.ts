@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -63,6 +63,8 @@ describe('HTTPS', () => {
   after(async () => {
     await c?.stop();
     await closeDevices();
+    // The cluster's CA key and the boards' key go with the test.
+    rmSync(certDir, { recursive: true, force: true });
   });
 
   test('gen-cert: the boards get a leaf (CA:FALSE) for their names; the CA is name-constrained and its key is not in the tls section; keys are private', () => {
