@@ -96,7 +96,7 @@ function sampleQuotas(base: string): { trace: number[][]; sampler: NodeJS.Timeou
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const md: string[] = [];
 
-// ---- 004: FIFO vs DWFS near and past saturation: response time, queue lengths over time, an SJF bound ----
+// ---- 004: FIFO vs DWFS near and past saturation: response time, queue lengths over time, shortest job first as a reference ----
 if (!only || only === '004') {
   const kinds = ['browse', 'checkout', 'search', 'static'];
   const ms = { browse: 100, checkout: 160, search: 120, static: 40 } as Record<string, number>;
@@ -108,7 +108,7 @@ if (!only || only === '004') {
   const RUNS = Number(process.env.QOS_RUNS ?? 5);
   const classes = kinds.map((k, i) => ({ name: k, priority: i, weight: [1, 3, 2, 1][i], match: [{ pathPrefix: `/echo/${k}` }], deadlineMs: 30_000 }));
   const rows: string[] = [];
-  /** The same arrivals served by 8 servers, FIFO or shortest job first: a bound on what reordering can gain. */
+  /** The same arrivals served by 8 servers, FIFO or shortest job first: a reference for what reordering gains (SJF is a heuristic here, not a bound: with several servers and online arrivals it is not optimal). */
   const simulate = (rate: number, seconds: number, sjf: boolean): number => {
     const n = Math.floor(rate * seconds);
     const free = new Array<number>(SERVERS).fill(0);
@@ -197,7 +197,7 @@ if (!only || only === '004') {
   md.push(
     '## 004 — FIFO vs DWFS near and past saturation',
     '',
-    `Four request kinds (weights browse 1, checkout 3, search 2, static 1; service 100 / 160 / 120 / 40 ms, one of each in turn: a mean of ${MEAN_SERVICE} ms). Two boards run work, 4 at once each: capacity ${capacity.toFixed(1)} requests/s. Open loop for 8 s, ${RUNS} runs per row (mean, and the range over runs). The simulated rows serve the same arrival sequence on 8 ideal servers: FIFO, and shortest job first, a bound on what any reordering can gain.`,
+    `Four request kinds (weights browse 1, checkout 3, search 2, static 1; service 100 / 160 / 120 / 40 ms, one of each in turn: a mean of ${MEAN_SERVICE} ms). Two boards run work, 4 at once each: capacity ${capacity.toFixed(1)} requests/s. Open loop for 8 s, ${RUNS} runs per row (mean, and the range over runs). The simulated rows serve the same arrival sequence on 8 ideal servers: FIFO, and shortest job first, a reference for what reordering can gain (a heuristic, not a bound: with 8 servers and arrivals over time it is not optimal, though it minimises the mean on one server).`,
     '',
     '| load | scheduler | mean ms (range) | p99 ms (range) | mean ms per kind (browse / checkout / search / static) |',
     '|---|---|---|---|---|',
