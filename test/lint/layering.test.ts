@@ -126,3 +126,16 @@ test('the web UI sources run in the browser: they import only each other, and no
   }
   assert.deepEqual(problems, []);
 });
+
+test('the cluster plane runs in a thread of its own: its room imports only shared/, the logger and itself', () => {
+  const room = join(ROOT, 'node/cluster-plane');
+  const problems: string[] = [];
+  for (const file of files(room)) {
+    for (const { spec } of imports(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative(ROOT, resolve(dirname(file), spec));
+      if (!(target.startsWith('shared/') || target.startsWith('node/cluster-plane/') || target === 'node/log.ts')) problems.push(`${relative(ROOT, file)} imports ${target}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
