@@ -41,9 +41,14 @@ const stopAll = (ps: ChildProcess[]) =>
     ),
   );
 
+/**
+ * ews with BOARDS working boards and a master that only forwards (masterWork forward), as HAProxy
+ * fronts BOARDS backends: the same serving capacity on both sides (BOARDS × C at S ms).
+ */
 async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
-  const ports = await freePorts(2 * BOARDS);
-  const boards = Array.from({ length: BOARDS }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
+  const n = BOARDS + 1;
+  const ports = await freePorts(2 * n);
+  const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const file = join(mkdtempSync(join(tmpdir(), 'ews-t1-')), 'c.json');
   writeFileSync(
     file,
@@ -67,7 +72,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
   await waitFor(
     'ews up',
     async () => {
-      const v = (await (await fetch(`${urls[2]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+      const v = (await (await fetch(`${urls[n - 1]}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
       return v.master === 'b1' && v.boards.every((b) => b.runstate === 1);
     },
     20_000,
@@ -177,7 +182,7 @@ for (const make of [() => ews('priority'), () => haproxy(true), () => ews('fifo'
 const dir = join(ROOT, 'bench/results');
 mkdirSync(dir, { recursive: true });
 const meta = {
-  what: `open loop, ${SECONDS} s per point, service S = ${S} ms, C = ${C} per board, ${BOARDS} boards (capacity ${CAPACITY} req/s), client timeout ${TIMEOUT_MS} ms`,
+  what: `open loop, ${SECONDS} s per point, service S = ${S} ms, C = ${C} per board, ${BOARDS} working boards on each side (capacity ${CAPACITY} req/s): ews's master forwards only (masterWork forward, a board of its own, as HAProxy is a process of its own), client timeout ${TIMEOUT_MS} ms`,
   node: process.version,
 };
 writeFileSync(join(dir, 'table1.json'), `${JSON.stringify({ ...meta, rows }, null, 2)}\n`);
