@@ -256,6 +256,33 @@ if (!cgroupsAvailable()) {
 const SETS: Record<string, readonly number[]> = { '1×20%': [0.2], '2×20%': [0.2, 0.2], '3×20%': [0.2, 0.2, 0.2], '1×25%': [0.25], '1×12%': [0.12], mixed: [0.25, 0.25, 0.12] };
 // BENCH_ONLY=ews,io,1×20%,3×20% (a quick look at a few points; the full run writes the results)
 const only = process.env.BENCH_ONLY?.split(',');
+if (only?.includes('unconstrained')) {
+  // BENCH_ONLY=unconstrained: the same-run unconstrained comparison alone, in a page of its own.
+  const free = await unconstrained();
+  const ratio = (a: string, b: string) => +(free[a]!.rps / free[b]!.rps).toFixed(2);
+  const range = (k: string) => `${free[k]!.rpsRange[0]}-${free[k]!.rpsRange[1]}`;
+  const data = {
+    what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per run after a warm-up, /cgi-bin/echo?ms=0 (answered at once by both), each system ${RUNS} times interleaved (the median run)`,
+    at: new Date().toISOString(),
+    node: process.version,
+    boardNodeFlags: BOARD_NODE_FLAGS,
+    unconstrained: free,
+    ratios: { ews1VsPlainNode: ratio('ews1', 'plain'), ews3MasterVsHaproxy3: ratio('ews3', 'haproxy3') },
+  };
+  const md = `# Unconstrained: one ews board against a plain Node server, a 3-board master against HAProxy (${data.at})
+
+${data.what}; no CPU quotas, the 2 cores shared with wrk.
+
+| system | req/s (median) | runs' range | p50 ms | p99 ms |
+|---|---|---|---|---|
+${(['plain', 'ews1', 'haproxy3', 'ews3'] as const).map((k) => `| ${k} | ${free[k]!.rps} | ${range(k)} | ${free[k]!.p50Ms} | ${free[k]!.p99Ms} |`).join('\n')}
+
+One ews board / plain Node: ${data.ratios.ews1VsPlainNode}×; a 3-board ews master / HAProxy + 3 plain servers: ${data.ratios.ews3MasterVsHaproxy3}× (medians).
+`;
+  writeResults('boards-unconstrained', data, md);
+  process.stdout.write(md);
+  process.exit(0);
+}
 const rows: Row[] = [];
 for (const workload of Object.keys(WORKLOADS) as Workload[]) {
   if (only && !only.includes(workload)) continue;
