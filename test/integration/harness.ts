@@ -57,12 +57,22 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/**
+ * The clusters' directories (config with its cluster key, the boards' state) go when the test
+ * file's process ends: a test may stop a cluster and start it again (a power cut).
+ */
+const clusterDirs = new Set<string>();
+process.once('exit', () => {
+  for (const d of clusterDirs) rmSync(d, { recursive: true, force: true });
+});
+
 /** `opts.bundle`: boards run the built bundle with the board flags (no cable to pull, no simulated devices). */
 export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[]; bundle?: boolean; ca?: Buffer } = {}): Promise<TestCluster> {
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
   const dir = mkdtempSync(join(tmpdir(), 'ews-it-'));
+  clusterDirs.add(dir);
   // Durable, as boards are by default, in the test's own directory (never /var/lib/ews).
   const config: Record<string, unknown> = {
     cluster: { name: 'test', key, broadcast: 'peers', heartbeatMs: 50, tmaxMs: 300, tthresholdMs: 300, staggerMs: 100 },
@@ -112,8 +122,6 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     },
     async stop() {
       await Promise.all([...procs.keys()].map((id) => c.kill(id, 'SIGTERM')));
-      // The config (with its cluster key) and the boards' state go with the cluster.
-      rmSync(dir, { recursive: true, force: true });
     },
   };
   // The first board first, the rest once it answers: which board is master after boot must not
