@@ -1,6 +1,7 @@
 // The cluster config's types: what the validated, frozen config holds. Read and checked once at
 // the edge (config.ts); the rest of the code sees only these.
 
+import type { CgiConfig } from './cgi-config.ts';
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
 import type { NotifyConfig } from './notify-config.ts';
 import type { AlarmConfig, HistoryConfig } from './operator-config.ts';
@@ -55,6 +56,8 @@ export interface BoardConfig {
   readonly address: string;
   readonly httpPort: number;
   readonly udpPort: number;
+  /** Where this board's CGI programs are, if not `cgi.dir`. */
+  readonly cgiDir: string | undefined;
 }
 export interface MatchRule {
   readonly pathPrefix?: string;
@@ -183,6 +186,8 @@ export interface Config {
   readonly alarms: readonly AlarmConfig[];
   /** Who is told of alarms (webhooks, e-mail) and how often while unacknowledged; none: nobody. */
   readonly notify: NotifyConfig | undefined;
+  /** CGI programs from the boards' cgi directories. */
+  readonly cgi: CgiConfig;
   /** `discoveryPrefix`: Home Assistant discovery topics go under it ('' turns discovery off). */
   readonly mqtt: { readonly url: string; readonly prefix: string; readonly discoveryPrefix: string } | undefined;
   /**

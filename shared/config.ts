@@ -1,6 +1,7 @@
 // The cluster config: validated once at the edge into typed, frozen objects.
 // Every problem is reported as `path: problem`; the rest of the code never sees raw JSON.
 
+import { readCgi } from './cgi-config.ts';
 import { parseClusterKey } from './cluster-key.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
@@ -135,12 +136,14 @@ function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] 
       r.bad(p, 'must be an object');
       return;
     }
-    r.noUnknown(b, p, ['id', 'address', 'httpPort', 'udpPort']);
+    r.noUnknown(b, p, ['id', 'address', 'httpPort', 'udpPort', 'cgiDir']);
     const id = r.str(b, 'id', p);
     if (id && !ID_RE.test(id)) r.bad(`${p}.id`, 'must be 1-32 of A-Z a-z 0-9 _ -');
     const address = r.str(b, 'address', p);
     if (address && !isIPv4(address)) r.bad(`${p}.address`, 'must be an IPv4 address');
-    boards.push({ id, index, address, httpPort: r.int(b, 'httpPort', p, 80, 1, 65535), udpPort: r.int(b, 'udpPort', p, cluster.udpPort, 1, 65535) });
+    const cgiDir = b.cgiDir === undefined ? undefined : r.str(b, 'cgiDir', p);
+    if (cgiDir !== undefined && !cgiDir.startsWith('/')) r.bad(`${p}.cgiDir`, 'must be an absolute path');
+    boards.push({ id, index, address, httpPort: r.int(b, 'httpPort', p, 80, 1, 65535), udpPort: r.int(b, 'udpPort', p, cluster.udpPort, 1, 65535), cgiDir });
   });
   const seen = new Map<string, number>();
   for (const b of boards) {
@@ -237,6 +240,7 @@ export function parseConfig(raw: unknown): Config {
     'stateDir',
     'tls',
     'benchmarkHandlers',
+    'cgi',
     '$schema',
     'comment',
   ]);
@@ -254,6 +258,7 @@ export function parseConfig(raw: unknown): Config {
   const history = readHistory(r, raw);
   const alarms = readAlarms(r, raw, devices);
   const notify = readNotify(r, raw);
+  const cgi = readCgi(r, raw, devices);
   let mqtt: Config['mqtt'];
   const m = r.obj(raw, 'mqtt', '', ['url', 'prefix', 'discoveryPrefix'], false);
   if (m)
@@ -278,7 +283,7 @@ export function parseConfig(raw: unknown): Config {
     r.bad('limits.dispatchReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   const qos = readQos(r, raw, classes);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, mqtt, stateDir, tls, benchmarkHandlers });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

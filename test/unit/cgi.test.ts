@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type CgiRequest, cgiEnvironment, parseCgiOutput, programNameProblem, programTarget } from '../../shared/cgi.ts';
+import { parseConfig } from '../../shared/config.ts';
 
 test('a target names a program, its PATH_INFO and its query; built-in names are not programs', () => {
   assert.deepEqual(programTarget('/cgi-bin/pump.sh'), { name: 'pump.sh', pathInfo: '', query: '' });
@@ -117,4 +118,32 @@ test('no valid header block is refused, with what was wrong', () => {
   assert.match((parseCgiOutput(out('X-Only: 1\n\nbody')) as { problem: string }).problem, /no Content-Type/);
   assert.match((parseCgiOutput(out('Status: 99 no\nContent-Type: text/plain\n\n')) as { problem: string }).problem, /Status/);
   assert.match((parseCgiOutput(out(`X-Big: ${'a'.repeat(20_000)}\n\n`)) as { problem: string }).problem, /first 16384 bytes/);
+});
+
+test('the cgi section: a wrong type, a reserved name, a port no device has are refused by name', () => {
+  const base = {
+    cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+    boards: [{ id: 'b1', address: '127.0.0.1', cgiDir: '/opt/site/cgi' }],
+    auth: { disabled: true },
+    devices: [{ id: 'v', driver: 'line', attach: [{ board: 'b1', port: '/dev/ttyS1' }], points: { p: { query: 'P?', parse: '(\\d+)' } } }],
+  };
+  const cfg = parseConfig({ ...base, cgi: { programs: { 'valve.sh': { port: '/dev/ttyS1', timeoutMs: 2000 } } } });
+  assert.deepEqual(cfg.cgi, { dir: '/etc/ews/cgi-bin', programs: { 'valve.sh': { class: 'control', timeoutMs: 2000, concurrencyMax: 2, port: '/dev/ttyS1' } } });
+  assert.equal(cfg.boards[0]!.cgiDir, '/opt/site/cgi');
+  const problems = (cgi: unknown) => {
+    try {
+      parseConfig({ ...base, cgi });
+      return [];
+    } catch (e) {
+      return (e as Error).message.split('\n').slice(1);
+    }
+  };
+  assert.deepEqual(problems({ programs: { devices: {} } }), ['cgi.programs.devices: is the name of a built-in handler (devices, echo, burn are reserved)']);
+  assert.deepEqual(problems({ programs: { x: { port: '/dev/ttyUSB9' } } }), ['cgi.programs.x.port: "/dev/ttyUSB9" is no device\'s port (devices[].attach[].port)']);
+  assert.deepEqual(problems({ programs: { x: { timeoutMs: '5s', class: 'urgent' } } }), [
+    'cgi.programs.x.class: must be "control" (HIGH) or "page" (LOW)',
+    'cgi.programs.x.timeoutMs: must be an integer',
+  ]);
+  assert.deepEqual(problems({ dir: 'cgi-bin' }), ['cgi.dir: must be an absolute path']);
+  assert.deepEqual(problems({ programs: [] }), ['cgi.programs: must be an object: { "NAME": { "class", "timeoutMs", "concurrencyMax", "port" } }']);
 });
