@@ -1,10 +1,11 @@
 // The CGI runner with real programs (sh, python3): what they get, what they answer, and that a
 // timeout ends the program's whole process group.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { scanPrograms } from '../../node/exec/cgi-programs.ts';
 import { runCgi } from '../../node/exec/cgi-runner.ts';
 import { cgiEnvironment } from '../../shared/cgi.ts';
 
@@ -94,4 +95,36 @@ test('LD_PRELOAD never reaches a program, even in the environment given', async 
   const f = program('ld.sh', '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n"\nif [ -n "$LD_PRELOAD" ]; then echo set; else echo none; fi\n');
   const o = await run(f);
   assert.ok(o.kind === 'answer' && o.answer.kind === 'document' && o.answer.body.toString().trim() === 'none');
+});
+
+test("a board's programs: executable regular files by name, a content hash, reserved names refused, unsafe ones marked when ews is root", () => {
+  const d = mkdtempSync(join(tmpdir(), 'ews-cgidir-'));
+  try {
+    const put = (name: string, mode: number, text = '#!/bin/sh\n') => {
+      writeFileSync(join(d, name), text);
+      chmodSync(join(d, name), mode);
+    };
+    put('read.sh', 0o755);
+    put('same.sh', 0o755);
+    put('notes.txt', 0o644);
+    put('devices', 0o755);
+    put('open.sh', 0o775, '#!/bin/sh\necho open\n');
+    mkdirSync(join(d, 'sub'));
+    const warned: string[] = [];
+    const log = { warn: (_o: unknown, m: string) => warned.push(m) } as unknown as Parameters<typeof scanPrograms>[1];
+    const asUser = scanPrograms(d, log, false);
+    assert.deepEqual([...asUser.keys()], ['open.sh', 'read.sh', 'same.sh']);
+    assert.equal(asUser.get('read.sh')!.hash, asUser.get('same.sh')!.hash, 'the same content, the same hash');
+    assert.notEqual(asUser.get('read.sh')!.hash, asUser.get('open.sh')!.hash);
+    assert.equal(asUser.get('open.sh')!.unsafe, undefined, 'ews not root: no StrictModes rule');
+    assert.ok(warned.some((m) => /devices is the name of a built-in handler/.test(m)));
+    if (process.getuid?.() === 0) {
+      const asRoot = scanPrograms(d, log, true);
+      assert.match(asRoot.get('open.sh')!.unsafe!, /writable by someone other than root/);
+      assert.equal(asRoot.get('read.sh')!.unsafe, undefined);
+    }
+    assert.equal(scanPrograms(join(d, 'missing'), log, false).size, 0);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
 });
