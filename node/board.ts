@@ -96,7 +96,7 @@ export class Board {
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
     const announce = idemBroadcast(() => this.mirror, cfg);
     const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
-    const handlers = new Handlers(cfg, self, devices, directory, idem);
+    const handlers = new Handlers(cfg, self, devices, directory, idem, log);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
     const service = (name: string) => () => guard.serviceHeaders(name, Date.now());
     const [view, closing] = [() => this.view(), () => this.closing];

@@ -2,6 +2,9 @@
 // `dispatched` and `device` routes): the device CGI (through the idempotent executor), the device
 // list, the built-in slow CGIs (`/cgi-bin/echo`, `/echo`, and `/cgi-bin/burn` for benchmarks), and
 // the web UI's files at the request's content level.
+
+import { type ProgramTarget, programTarget } from '../../shared/cgi.ts';
+import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -10,9 +13,12 @@ import type { DeviceDirectory } from '../devices/device-directory.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
 import { type Answer, sendError, sendJson } from '../http/http-io.ts';
 import type { Captured, IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
+import type { Logger } from '../log.ts';
 import { CONTENT_LEVELS, type LevelFiles, loadSite } from '../ui/site.ts';
+import { type Program, scanPrograms } from './cgi-programs.ts';
 import { deviceCgi } from './device-cgi.ts';
 import type { ExecRequest } from './exec-request.ts';
+import { programCgi, sendProgramAnswer } from './program-cgi.ts';
 
 /** The slow CGI's longest wait: a board's slot is not lent for longer. */
 export const ECHO_MS_MAX = 10_000;
@@ -35,9 +41,14 @@ export class Handlers {
     private readonly devices: DeviceManager,
     private readonly directory: DeviceDirectory,
     private readonly idem: IdempotentExecutor,
+    private readonly log: Logger,
   ) {
     this.site = loadSite();
+    this.programs = scanPrograms(board.cgiDir ?? cfg.cgi.dir, log);
   }
+
+  /** This board's CGI programs, as they were at boot. */
+  readonly programs: ReadonlyMap<string, Program>;
 
   async execute(x: ExecRequest, res: Answer): Promise<void> {
     res.setHeader('x-ews-board', this.board.id);
@@ -51,6 +62,8 @@ export class Handlers {
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo' || u.pathname.startsWith('/echo/')) return await this.echo(u, x, res);
       if (u.pathname === '/cgi-bin/burn' && this.cfg.benchmarkHandlers) return this.burn(u, res);
       if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
+      const program = programTarget(x.url);
+      if (program) return await this.program(program, x, res);
       if (u.pathname === '/api/devices' && x.method === 'GET') return sendJson(res, 200, this.directory.list());
       if (x.method === 'GET' || x.method === 'HEAD') return this.page(x, u, res);
       throw new EwsError('NOT_FOUND', `no page at ${u.pathname}`);
@@ -70,6 +83,14 @@ export class Handlers {
     if (typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
     const out = await this.idem.run(key, requestHash(x.method, path, x.body), () => deviceCgi(this.cfg, this.board, this.devices, x, path));
     reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
+  }
+
+  private async program(t: ProgramTarget, x: ExecRequest, res: Answer): Promise<void> {
+    const p = this.programs.get(t.name);
+    if (!p) throw new EwsError('NOT_FOUND', `no program ${t.name} on ${this.board.id}`);
+    const out = await programCgi(this.cfg, this.board, p, this.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS, t, x, this.idem, this.log);
+    const replayed = 'replayed' in out && out.replayed === true;
+    sendProgramAnswer(res, out, replayed ? { 'idempotent-replayed': 'true' } : {});
   }
 
   private async echo(u: Target, x: ExecRequest, res: Answer): Promise<void> {

@@ -1,0 +1,64 @@
+// CGI programs through the cluster: a program in the boards' cgi directory answers through any
+// board; credentials never reach it; a keyed POST runs once and its retry is replayed.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { converged, makeCluster, type TestCluster } from './harness.ts';
+
+describe('CGI programs', () => {
+  let c: TestCluster;
+  const dir = mkdtempSync(join(tmpdir(), 'ews-cgi-it-'));
+  const count = join(dir, 'runs.log');
+  before(async () => {
+    writeFileSync(join(dir, 'env.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n"\nenv | sort\n');
+    writeFileSync(join(dir, 'bump.sh'), `#!/bin/sh\necho "$EWS_BOARD" >> ${count}\nprintf "Status: 201 Bumped\\nContent-Type: application/json\\n\\n{\\"board\\":\\"%s\\"}" "$EWS_BOARD"\n`);
+    writeFileSync(join(dir, 'broken.sh'), '#!/bin/sh\necho no headers here\n');
+    for (const f of ['env.sh', 'bump.sh', 'broken.sh']) chmodSync(join(dir, f), 0o755);
+    c = await makeCluster(2, (cfg) => {
+      cfg.cgi = { dir, programs: { 'bump.sh': { timeoutMs: 2000 } } };
+    });
+    await converged(c);
+  });
+  after(async () => {
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a program answers through any board, with the meta-variables and without credentials', async () => {
+    const r = await fetch(`${c.boards[1]!.url}/cgi-bin/env.sh/a/b?x=1`, { headers: { cookie: 'ews_session=secret', 'x-test': 'yes' } });
+    assert.equal(r.status, 200);
+    const env = Object.fromEntries(
+      (await r.text())
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    assert.equal(env.GATEWAY_INTERFACE, 'CGI/1.1');
+    assert.equal(env.SCRIPT_NAME, '/cgi-bin/env.sh');
+    assert.equal(env.PATH_INFO, '/a/b');
+    assert.equal(env.QUERY_STRING, 'x=1');
+    assert.equal(env.REMOTE_ADDR, '127.0.0.1');
+    assert.equal(env.HTTP_X_TEST, 'yes');
+    assert.equal(env.HTTP_COOKIE, undefined);
+    assert.ok(['b1', 'b2'].includes(env.EWS_BOARD!));
+  });
+
+  test('a keyed POST runs once; its retry through another board is replayed', async () => {
+    const post = (i: number) => fetch(`${c.boards[i]!.url}/cgi-bin/bump.sh`, { method: 'POST', headers: { 'idempotency-key': 'bump-1' }, body: '' });
+    const first = await post(0);
+    assert.equal(first.status, 201);
+    const again = await post(1);
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'the program ran once');
+  });
+
+  test('a program without a header block is a 502 CGI_BAD_HEADER; an unknown one a 404', async () => {
+    const bad = await fetch(`${c.boards[0]!.url}/cgi-bin/broken.sh`);
+    assert.equal(bad.status, 502);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'CGI_BAD_HEADER');
+    assert.equal((await fetch(`${c.boards[0]!.url}/cgi-bin/nothing.sh`)).status, 404);
+  });
+});
