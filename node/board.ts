@@ -113,11 +113,11 @@ export class Board {
     const limits = linkLimits(cfg, opts.tls !== undefined);
     const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
-    const intake = new Intake({ cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store });
-    const relay = new MasterRelay(cfg, self, opts.tls);
-    const [sync, tls] = [service('sync'), opts.tls];
+    const programBoards = (n: string): readonly number[] | undefined => reactions.programs.boardsWith(n);
+    const intake = new Intake({ cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store, programBoards });
+    const [relay, sync, tls, owned] = [new MasterRelay(cfg, self, opts.tls), service('sync'), opts.tls, handlers.programs];
     const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
-    const reactions = new ClusterReactions({ cfg, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier });
+    const reactions = new ClusterReactions({ cfg, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier, owned });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();

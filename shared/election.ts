@@ -176,6 +176,7 @@ export class ClusterCore {
       case 'REVOKE':
       case 'HEALTH':
       case 'LOG':
+      case 'PROGRAMS':
         // Application data: proof of life for the master, nothing for the election.
         if (this._role === 'master' && this.table.runstate(msg.sender) !== -1) this.table.heardFrom(msg.sender, nowMs);
         break;

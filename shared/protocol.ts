@@ -3,7 +3,7 @@
 //  off size field
 //    0    2 magic "EW"
 //    2    1 version (1)
-//    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN, 5 DEVICE, 6 IDEM, 7 REVOKE, 8 HEALTH, 9 LOG)
+//    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN, 5 DEVICE, 6 IDEM, 7 REVOKE, 8 HEALTH, 9 LOG, 10 PROGRAMS)
 //    4    8 cluster id = sha256(cluster.name)[0..8]
 //   12    1 sender board index
 //   13    4 term
@@ -21,9 +21,9 @@ export const HEADER_BYTES = 29;
 export const TAG_BYTES = 32;
 export const LINKNUM_MAX = 0xffff;
 
-export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN' | 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG';
-const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4, DEVICE: 5, IDEM: 6, REVOKE: 7, HEALTH: 8, LOG: 9 };
-const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN', 'DEVICE', 'IDEM', 'REVOKE', 'HEALTH', 'LOG'];
+export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN' | 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS';
+const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4, DEVICE: 5, IDEM: 6, REVOKE: 7, HEALTH: 8, LOG: 9, PROGRAMS: 10 };
+const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN', 'DEVICE', 'IDEM', 'REVOKE', 'HEALTH', 'LOG', 'PROGRAMS'];
 
 /** runstate: 1 running, 0 joining, -1 down (the paper's ∞). */
 export type RunState = 1 | 0 | -1;
@@ -45,9 +45,9 @@ export type Message =
   | { type: 'REPORT'; sender: number; term: number; body: LoadBody }
   | { type: 'JOIN'; sender: number; term: number; body: Record<string, never> }
   /** Application data for every board (device readings, idempotency records): a JSON object. */
-  | { type: 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG'; sender: number; term: number; body: Record<string, unknown> };
+  | { type: 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS'; sender: number; term: number; body: Record<string, unknown> };
 
-export type AppMessage = Extract<Message, { type: 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' }>;
+export type AppMessage = Extract<Message, { type: 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS' }>;
 
 export interface Envelope {
   epoch: number;
@@ -101,6 +101,7 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
       case 'REVOKE':
       case 'HEALTH':
       case 'LOG':
+      case 'PROGRAMS':
         return Buffer.from(JSON.stringify(msg.body), 'utf8');
     }
   }
@@ -155,7 +156,8 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
       case 'IDEM':
       case 'REVOKE':
       case 'HEALTH':
-      case 'LOG': {
+      case 'LOG':
+      case 'PROGRAMS': {
         let body: unknown;
         try {
           body = JSON.parse(b.toString('utf8'));

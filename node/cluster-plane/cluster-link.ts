@@ -203,7 +203,7 @@ export class ClusterLink {
       this.lastStateTerm = msg.term;
     }
     this.apply(this.core.receive(msg, now));
-    if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE' || msg.type === 'HEALTH' || msg.type === 'LOG') this.onApp(msg);
+    if (msg.type === 'DEVICE' || msg.type === 'IDEM' || msg.type === 'REVOKE' || msg.type === 'HEALTH' || msg.type === 'LOG' || msg.type === 'PROGRAMS') this.onApp(msg);
   }
 
   /**

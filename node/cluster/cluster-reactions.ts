@@ -6,6 +6,7 @@ import type { Config } from '../../shared/config.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { parseIdem } from '../../shared/idempotency-store.ts';
+import { ProgramBook } from '../../shared/program-book.ts';
 import type { AppMessage } from '../../shared/protocol.ts';
 import type { RevokedEntry } from '../auth/revoked-sessions.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
@@ -43,6 +44,8 @@ export interface ReactionDeps {
   self: number;
   log: Logger;
   mirror: ClusterMirror;
+  /** This board's CGI programs. */
+  owned: ReadonlyMap<string, { readonly name: string; readonly hash: string }>;
   intake: Intake;
   relay: MasterRelay;
   devices: DeviceManager;
@@ -80,12 +83,18 @@ export class ClusterReactions {
 
   /** Every board's health: this one sampled, the others' from HEALTH packets. */
   readonly health: HealthBook;
+  /** Which boards have which CGI programs (this board's own included). */
+  readonly programs: ProgramBook;
+  /** This boot's generation of this board's program list. */
+  private readonly programsGen = Math.floor(Math.random() * 2 ** 31);
 
   /** Trends, alarms and the audit log. */
   readonly operator: OperatorState;
 
   constructor(private readonly d: ReactionDeps) {
     this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable);
+    this.programs = new ProgramBook(d.cfg.boards.length);
+    this.programs.apply(d.self, { gen: this.programsGen, list: this.ownProgramList() });
     this.operator = new OperatorState({
       cfg: d.cfg,
       self: d.self,
@@ -111,7 +120,10 @@ export class ClusterReactions {
       for (const snap of this.d.devices.snapshots()) this.d.mirror.broadcastApp('DEVICE', { ...snap });
     }, DEVICE_REFRESH_MS);
     this.deviceRefresh.unref();
-    const health = () => void this.d.mirror.broadcastApp('HEALTH', { ...this.health.sample() });
+    const health = () => {
+      this.d.mirror.broadcastApp('HEALTH', { ...this.health.sample() });
+      this.announcePrograms();
+    };
     health();
     this.healthTimer = setInterval(health, HEALTH_EVERY_MS);
     this.healthTimer.unref();
@@ -216,6 +228,10 @@ export class ClusterReactions {
       this.health.apply(msg.sender, msg.body);
       return;
     }
+    if (msg.type === 'PROGRAMS') {
+      this.programs.apply(msg.sender, msg.body);
+      return;
+    }
     if (msg.type === 'LOG') {
       this.operator.onLog(msg.body);
       return;
@@ -232,6 +248,18 @@ export class ClusterReactions {
       d.hub.publish('device', snap);
       d.mqtt.publishState();
     }
+  }
+
+  private ownProgramList(): Array<[string, string]> {
+    return [...this.d.owned.values()].map((p) => [p.name, p.hash]);
+  }
+
+  /** This board's programs to every board, as many per packet as fit, with the health beat (a board that was away learns them within one). */
+  private announcePrograms(): void {
+    const { d } = this;
+    const list = this.ownProgramList();
+    if (list.length === 0) return;
+    broadcastList((body) => d.mirror.broadcastApp('PROGRAMS', { gen: this.programsGen, list: body.list }), list, d.cfg.limits.udpPacketBytesMax - 32, d.cfg.cluster.heartbeatMs);
   }
 
   /** A logout on this board: its streams end here, and every board hears of it. */

@@ -7,6 +7,7 @@ import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
 import { LocalPacer } from '../../master/local-pacer.ts';
 import { clientAddress, isPage, plainAddress, requestOrigin } from '../../master/request-facts.ts';
+import { programTarget } from '../../shared/cgi.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
@@ -51,6 +52,8 @@ export interface IntakeDeps {
   clock: Clock;
   /** The cluster state, as the cluster plane reports it. */
   mirror: ClusterMirror;
+  /** The boards that have a CGI program; undefined when none has announced it. */
+  programBoards(name: string): readonly number[] | undefined;
   dispatchLink: DispatchClient;
   /** A board's boot epoch as this board last heard it (bound into every dispatch frame). */
   epochOf(board: number): number;
@@ -136,6 +139,14 @@ export class Intake {
     const clsName = this.d.cfg.classes[cls]!.name;
     let candidates: readonly number[] | undefined | null;
     try {
+      const program = programTarget(path);
+      if (program) {
+        // A program's requests go only to the boards that have it, least-connected first.
+        const boards = this.d.programBoards(program.name);
+        if (!boards) throw new EwsError('NOT_FOUND', `no board has a program ${program.name}`);
+        if (boards.every((b) => this.d.mirror.table.runstate(b) === -1)) throw new EwsError('NO_BOARD', `every board with ${program.name} is down`);
+        candidates = boards;
+      }
       const t = deviceTarget(path, method, this.d.cfg.devices);
       if (t)
         candidates = this.routeDevice(

@@ -5,25 +5,44 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { converged, makeCluster, type TestCluster } from './harness.ts';
+import { converged, makeCluster, type TestCluster, waitFor } from './harness.ts';
 
 describe('CGI programs', () => {
   let c: TestCluster;
   const dir = mkdtempSync(join(tmpdir(), 'ews-cgi-it-'));
+  const only = mkdtempSync(join(tmpdir(), 'ews-cgi-it-b2-'));
   const count = join(dir, 'runs.log');
   before(async () => {
     writeFileSync(join(dir, 'env.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n"\nenv | sort\n');
     writeFileSync(join(dir, 'bump.sh'), `#!/bin/sh\necho "$EWS_BOARD" >> ${count}\nprintf "Status: 201 Bumped\\nContent-Type: application/json\\n\\n{\\"board\\":\\"%s\\"}" "$EWS_BOARD"\n`);
     writeFileSync(join(dir, 'broken.sh'), '#!/bin/sh\necho no headers here\n');
     for (const f of ['env.sh', 'bump.sh', 'broken.sh']) chmodSync(join(dir, f), 0o755);
+    // b2 has every program b1 has, and one of its own.
+    for (const f of ['env.sh', 'bump.sh', 'broken.sh']) {
+      writeFileSync(join(only, f), readFileSync(join(dir, f)));
+      chmodSync(join(only, f), 0o755);
+    }
+    writeFileSync(join(only, 'only-here.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n%s" "$EWS_BOARD"\n');
+    chmodSync(join(only, 'only-here.sh'), 0o755);
     c = await makeCluster(2, (cfg) => {
       cfg.cgi = { dir, programs: { 'bump.sh': { timeoutMs: 2000 } } };
+      (cfg.boards as Array<Record<string, unknown>>)[1]!.cgiDir = only;
     });
     await converged(c);
   });
   after(async () => {
     await c.stop();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(only, { recursive: true, force: true });
+  });
+
+  test('a program only one board has runs there, asked through another; one nobody has is a 404', async () => {
+    const ask = () => fetch(`${c.boards[0]!.url}/cgi-bin/only-here.sh`);
+    await waitFor('b2 announced its programs', async () => (await ask()).status === 200, 15_000, 100);
+    for (let i = 0; i < 5; i++) assert.equal(await (await ask()).text(), 'b2');
+    const nobody = await fetch(`${c.boards[0]!.url}/cgi-bin/nowhere.sh`);
+    assert.equal(nobody.status, 404);
+    assert.match(((await nobody.json()) as { error: { message: string } }).error.message, /no board has a program nowhere\.sh/);
   });
 
   test('a program answers through any board, with the meta-variables and without credentials', async () => {
