@@ -17,6 +17,12 @@ import type { ExecRequest } from './exec-request.ts';
 
 const first = (v: string | string[] | undefined) => (typeof v === 'string' ? v : v?.[0]);
 
+/** The user the master's guard established (`name role via`); only the master sets the header. */
+function userOf(h: string | undefined): { name: string; role: string; via: 'cookie' | 'bearer' } | undefined {
+  const m = h === undefined ? null : /^(\S+) (viewer|operator|admin) (cookie|bearer)$/.exec(h);
+  return m ? { name: m[1]!, role: m[2]!, via: m[3] as 'cookie' | 'bearer' } : undefined;
+}
+
 export async function programCgi(
   cfg: Config,
   board: BoardConfig,
@@ -43,7 +49,7 @@ export async function programCgi(
     serverName: colon > 0 ? host.slice(0, colon) : host,
     serverPort: colon > 0 ? Number(host.slice(colon + 1)) || board.httpPort : board.httpPort,
     https: cfg.tls !== undefined,
-    user: undefined,
+    user: userOf(first(x.headers['x-ews-user'])),
     board: board.id,
     idempotencyKey: key,
     devicePort: options.port,

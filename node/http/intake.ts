@@ -33,6 +33,8 @@ export interface Exchange {
   readonly clsName: string;
   /** The Idempotency-Key as the cluster records it: (who sent it, key). The request's own header stays as the client sent it, so a request passed on to another master is scoped once, there. */
   readonly key: string | undefined;
+  /** Who is asking, as the guard established it (`name role via`), for the board that runs it (a CGI program's REMOTE_USER). */
+  readonly user: string | undefined;
 }
 
 export interface LocalRun {
@@ -129,7 +131,7 @@ export class Intake {
 
   /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
   /** `key`: the request's Idempotency-Key scoped to its sender (the router checked and scoped it). */
-  handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean, key?: string): void {
+  handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean, key?: string, user?: string): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -164,7 +166,7 @@ export class Intake {
     }
     if (candidates === null) return; // answered from the idempotency record
     const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
-    const ex: Exchange = { req, res, body, method, url, origin, clsName, key };
+    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user };
     const page = isPage(method, path);
     const { job, effects } = this.dispatch.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
     // The client going away: a queued job leaves; a running one is cancelled on its board.
@@ -225,7 +227,11 @@ export class Intake {
 
   private startLocal(job: Job<Exchange>, level: number): void {
     const ex = job.payload;
-    const headers = ex.key === undefined ? ex.req.headers : { ...ex.req.headers, 'idempotency-key': ex.key };
+    // What the board's handlers read as the master set it: the client's address, the scoped key, the user.
+    const headers: LocalRun['headers'] = { ...ex.req.headers, 'x-forwarded-for': this.clientOf(ex.req) };
+    delete headers['x-ews-user'];
+    if (ex.key !== undefined) headers['idempotency-key'] = ex.key;
+    if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res }, () => {
       this.local.delete(job);
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
@@ -244,6 +250,7 @@ export class Intake {
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     if (ex.key !== undefined) headers.push('idempotency-key', ex.key);
+    if (ex.user !== undefined) headers.push('x-ews-user', ex.user);
     const { mirror } = this.d;
     this.d.dispatchLink.send(
       { id, master: this.d.self, term: mirror.term, target: board, epoch: this.d.epochOf(board), cls: job.cls, level, origin: ex.origin, method: ex.method, url: ex.url, headers, body: ex.body },

@@ -139,7 +139,8 @@ export class Router {
     const key = raw === undefined ? undefined : scopedKey(who?.user ?? 'anonymous', raw, who?.session?.svc === 1);
     if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
     // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
-    d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now), key);
+    const user = who && who.via !== 'open' ? `${who.user} ${who.role} ${who.via}` : undefined;
+    d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now), key, user);
     return true;
   }
 
