@@ -13,7 +13,7 @@ import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
-import { logCommandWhenAnswered } from '../operator/command-log.ts';
+import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/command-log.ts';
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import type { TlsMaterial } from '../tls-material.ts';
@@ -138,6 +138,7 @@ export class Router {
     if (raw !== undefined && (typeof raw !== 'string' || !KEY_RE.test(raw))) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
     const key = raw === undefined ? undefined : scopedKey(who?.user ?? 'anonymous', raw, who?.session?.svc === 1);
     if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
+    logProgramWhenAnswered(d.operator(), who?.user ?? null, method, path, res);
     // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
     const user = who && who.via !== 'open' ? `${who.user} ${who.role} ${who.via}` : undefined;
     d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now), key, user);

@@ -74,6 +74,19 @@ describe('CGI programs', () => {
     assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'the program ran once');
   });
 
+  test('every call of a program is in the audit log: who, program, method, status, board', async () => {
+    await fetch(`${c.boards[0]!.url}/cgi-bin/env.sh/logged`);
+    await waitFor(
+      'the call in the log',
+      async () => {
+        const log = (await (await fetch(`${c.boards[1]!.url}/api/log`)).json()) as Array<{ kind: string; text: string }>;
+        return log.some((e) => e.kind === 'command' && /^GET env\.sh\/logged → 200 on b[12]$/.test(e.text));
+      },
+      10_000,
+      50,
+    );
+  });
+
   test('a program without a header block is a 502 CGI_BAD_HEADER; an unknown one a 404', async () => {
     const bad = await fetch(`${c.boards[0]!.url}/cgi-bin/broken.sh`);
     assert.equal(bad.status, 502);
