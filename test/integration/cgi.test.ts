@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { converged, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { converged, makeCluster, ROOT, type TestCluster, waitFor } from './harness.ts';
 
 describe('CGI programs', () => {
   let c: TestCluster;
@@ -16,9 +16,10 @@ describe('CGI programs', () => {
     writeFileSync(join(dir, 'env.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n"\nenv | sort\n');
     writeFileSync(join(dir, 'bump.sh'), `#!/bin/sh\necho "$EWS_BOARD" >> ${count}\nprintf "Status: 201 Bumped\\nContent-Type: application/json\\n\\n{\\"board\\":\\"%s\\"}" "$EWS_BOARD"\n`);
     writeFileSync(join(dir, 'broken.sh'), '#!/bin/sh\necho no headers here\n');
-    for (const f of ['env.sh', 'bump.sh', 'broken.sh']) chmodSync(join(dir, f), 0o755);
+    writeFileSync(join(dir, 'meter.py'), readFileSync(join(ROOT, 'examples/cgi/meter.py')));
+    for (const f of ['env.sh', 'bump.sh', 'broken.sh', 'meter.py']) chmodSync(join(dir, f), 0o755);
     // b2 has every program b1 has, and one of its own.
-    for (const f of ['env.sh', 'bump.sh', 'broken.sh']) {
+    for (const f of ['env.sh', 'bump.sh', 'broken.sh', 'meter.py']) {
       writeFileSync(join(only, f), readFileSync(join(dir, f)));
       chmodSync(join(only, f), 0o755);
     }
@@ -72,6 +73,13 @@ describe('CGI programs', () => {
     assert.equal(again.status, 201);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'the program ran once');
+  });
+
+  test('the example program, examples/cgi/meter.py, answers as its comment says', async () => {
+    const r = await fetch(`${c.boards[0]!.url}/cgi-bin/meter.py/flow?unit=l`, { method: 'POST', body: 'abc' });
+    assert.equal(r.status, 200);
+    const j = (await r.json()) as Record<string, unknown>;
+    assert.deepEqual({ path: j.path, query: j.query, body: j.body_bytes, client: j.client }, { path: '/flow', query: 'unit=l', body: 3, client: '127.0.0.1' });
   });
 
   test('every call of a program is in the audit log: who, program, method, status, board', async () => {
