@@ -34,10 +34,3 @@ export interface Timers {
   /** After the I/O of this turn of the event loop (Node's check phase). */
   setImmediate(fn: () => void): void;
 }
-
-export const systemTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  setInterval: (fn, ms) => setInterval(fn, ms),
-  clear: (t) => clearTimeout(t as NodeJS.Timeout | undefined),
-  setImmediate: (fn) => void setImmediate(fn),
-};

@@ -3,13 +3,14 @@
 // ClusterCore; this file only carries packets and time. It runs in the cluster plane, a worker
 // thread of its own (node/cluster-plane/), so request load cannot delay a heartbeat.
 
-import { type Clock, systemTimers, type Timer, type Timers } from '../../shared/clock.ts';
+import type { Clock, Timer, Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../../shared/election.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
 import { type AppMessage, type Codec, createCodec, DROP_REASONS, type DropReason, type Message } from '../../shared/protocol.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
 import type { Logger } from '../log.ts';
+import { systemTimers } from './system-timers.ts';
 import { systemTransport, type Transport, type UdpPort } from './transport.ts';
 
 const EPOCH_MAX = 2 ** 48 - 1;

@@ -5,7 +5,7 @@
 // own table gets the counts for its STATE packets.
 import { EventEmitter } from 'node:events';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { type Clock, systemTimers, type Timer, type Timers } from '../../shared/clock.ts';
+import type { Clock, Timer, Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
 import type { Registry } from '../../shared/metrics.ts';
@@ -14,6 +14,7 @@ import { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
 import { absClock, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { runPlane } from './plane.ts';
+import { systemTimers } from './system-timers.ts';
 
 /** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
 const BUNDLED = !import.meta.url.endsWith('.ts');

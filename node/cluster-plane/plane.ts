@@ -5,12 +5,13 @@
 // dispatch answers, the application packets to broadcast, and that it is alive. If it stays
 // silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
 // it), and the board rejoins as a node once the thread answers again.
-import { type Clock, systemClock, systemTimers, type Timers } from '../../shared/clock.ts';
+import { type Clock, systemClock, type Timers } from '../../shared/clock.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { ClusterLink } from './cluster-link.ts';
 import { absClock, type FromPlane, type PlaneData, type PlanePort, type PlaneState, type ToPlane } from './messages.ts';
+import { systemTimers } from './system-timers.ts';
 import { systemTransport, type Transport } from './transport.ts';
 import { VipManager } from './vip.ts';
 

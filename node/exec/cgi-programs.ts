@@ -65,8 +65,7 @@ export function scanPrograms(dir: string, log: Logger, asRoot = process.getuid?.
     } finally {
       closeSync(fd);
     }
-    const body = head;
-    const hash = createHash('sha256').update(body).update(String(st.size)).digest('hex').slice(0, 16);
+    const hash = createHash('sha256').update(head).update(String(st.size)).digest('hex').slice(0, 16);
     out.set(name, { name, file, hash, unsafe });
   }
   return out;

@@ -32,7 +32,7 @@ export async function programCgi(
   x: ExecRequest,
   idem: IdempotentExecutor,
   log: Logger,
-): Promise<Captured & { binary?: Buffer }> {
+): Promise<Captured> {
   if (program.unsafe) throw new EwsError('CGI_UNSAFE', `${program.name}: ${program.unsafe}`);
   const host = first(x.headers.host) ?? board.address;
   const colon = host.lastIndexOf(':');

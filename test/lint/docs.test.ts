@@ -34,7 +34,7 @@ const WHO = {
   device: 'a board the device is attached to, via the master',
 } as const;
 /** docs/http-api.md's route table, as the route table renders. */
-export const routeTable = (): string =>
+const routeTable = (): string =>
   `| method | path | who may call | who answers | what |\n|---|---|---|---|---|\n${ROUTES.map((r) => `| ${r.method} | \`${r.path}\` | ${r.caller} | ${WHO[r.answers]} | ${r.summary}${r.adapts ? ' (content adaptation applies)' : ''} |`).join('\n')}`;
 
 test('docs/http-api.md lists every route, as the route table has it', () => {

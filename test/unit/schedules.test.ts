@@ -40,15 +40,13 @@ function schedules(lateToleranceMs: number) {
   const s = new Schedules(cfg, silentLogger, metrics, () => ({}), new Loopback(cfg.boards[0]!, undefined, 4), lateToleranceMs);
   /** A series' value in the exposition text, 0 when absent. */
   const count = (name: string, labels: Record<string, string>) => {
-    const sel = Object.entries(labels)
-      .map(([k, v]) => `${k}="${v}"`)
-      .join(',');
     const line = metrics
       .render()
       .split('\n')
       .find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
-    return line === undefined || sel === '' ? 0 : Number(line.split(' ').at(-1));
+    return line === undefined ? 0 : Number(line.split(' ').at(-1));
   };
+
   return { s, count };
 }
 
