@@ -40,6 +40,8 @@ export class DispatchCore<P> {
   readonly serviceMs: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
+  /** Jobs of each run group running on each board (a CGI program's concurrencyMax). */
+  private readonly groups = new Map<string, number[]>();
   private readonly counts: Record<OutcomeName, number[]>;
   private nextId = 1;
   private lastPick = -1;
@@ -251,6 +253,14 @@ export class DispatchCore<P> {
     if (this.inflight.some((n) => n < 0)) throw new Error('invariant: negative in-flight count');
     const running = this.inflight.reduce((a, n) => a + n, 0);
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
+    const byGroup = new Map<string, number[]>();
+    for (const j of this.running.values()) {
+      if (j.group === undefined) continue;
+      const c = byGroup.get(j.group) ?? this.all.map(() => 0);
+      byGroup.set(j.group, c);
+      if (++c[j.board]! > j.groupMax) throw new Error(`invariant: run group ${j.group} has more than ${j.groupMax} running on board ${j.board}`);
+    }
+    for (const [g, c] of this.groups) if (c.some((n, b) => n !== (byGroup.get(g)?.[b] ?? 0))) throw new Error(`invariant: run group ${g} counts disagree with the running jobs`);
   }
 
   // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
@@ -259,7 +269,9 @@ export class DispatchCore<P> {
   private passOpen: number | undefined | null = null;
   private readonly canRunJob = (j: Job<P>): boolean => {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
-    const pool = j.tried.length > 0 ? this.candidates(j) : j.candidates;
+    const tried = j.tried.length > 0 ? this.candidates(j) : j.candidates;
+    const pool = j.group === undefined ? tried : this.withRoom(j.group, j.groupMax, tried ?? this.all);
+    if (pool !== undefined && pool.length === 0) return false;
     const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.boardFor(pool, this.cfg.limits.inFlightPerBoardMax);
     if (pool === undefined) this.passOpen = b;
     if (b !== undefined) this.passChosen = b;
@@ -294,6 +306,7 @@ export class DispatchCore<P> {
       job.id = this.nextId;
       this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
       this.inflight[job.cls]!++;
+      if (job.group !== undefined) this.groupCounts(job.group)[chosen]!++;
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
@@ -303,6 +316,7 @@ export class DispatchCore<P> {
   private release(job: Job<P>): void {
     job.state = 'done';
     this.inflight[job.cls]!--;
+    if (job.group !== undefined) this.groupCounts(job.group)[job.board]!--;
     this.table.completed(job.board);
     this.running.delete(job.id);
   }
@@ -337,6 +351,20 @@ export class DispatchCore<P> {
   private othersCanServe(pool: readonly number[] | undefined): boolean {
     for (const i of pool ?? this.others) if (i !== this.self && this.view.runstate(i) === 1) return true;
     return false;
+  }
+
+  private groupCounts(group: string): number[] {
+    const had = this.groups.get(group);
+    if (had) return had;
+    const c = this.all.map(() => 0);
+    this.groups.set(group, c);
+    return c;
+  }
+
+  /** The boards of `pool` running fewer than `max` of the group's jobs. */
+  private withRoom(group: string, max: number, pool: readonly number[]): readonly number[] {
+    const c = this.groups.get(group);
+    return c ? pool.filter((b) => c[b]! < max) : pool;
   }
 
   private candidates(job: Job<P>): number[] {

@@ -19,6 +19,9 @@ export interface JobInfo {
   readonly client: string;
   /** A verified session: admission control lets it through (paper 000's transactional rule). */
   readonly session: boolean;
+  /** A run group (one CGI program): at most `groupMax` of its jobs run on a board at once; the rest wait. */
+  readonly group: string | undefined;
+  readonly groupMax: number;
 }
 
 export type JobState = 'reserved' | 'queued' | 'running' | 'done';
@@ -56,6 +59,8 @@ export function newJob<P>(payload: P, info: JobInfo, nowMs: number): Job<P> {
     page: info.page,
     client: info.client,
     session: info.session,
+    group: info.group,
+    groupMax: info.groupMax,
     payload,
     enqueuedMs: nowMs,
     state: 'queued',

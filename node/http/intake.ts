@@ -2,12 +2,13 @@
 // classify, hand the request to the core, carry out its effects (run here, send over the
 // dispatch link, or refuse), and feed back how each ended. What it decides on comes from pure
 // functions: the request's facts (master/request-facts.ts), the route table, the tick rate.
-import { type Classifier, createClassifier } from '../../master/classify.ts';
+import { type Classifier, classAtRank, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
 import { LocalPacer } from '../../master/local-pacer.ts';
 import { clientAddress, isPage, plainAddress, requestOrigin } from '../../master/request-facts.ts';
 import { programTarget } from '../../shared/cgi.ts';
+import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Origin } from '../../shared/dispatch-frame.ts';
@@ -137,11 +138,14 @@ export class Intake {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const client = this.clientOf(req);
-    const cls = this.classifier.classify(method, path, { headers: req.headers, client });
-    const clsName = this.d.cfg.classes[cls]!.name;
+    let cls = this.classifier.classify(method, path, { headers: req.headers, client });
     let candidates: readonly number[] | undefined | null;
+    const program = programTarget(path);
+    const options = program ? (this.d.cfg.cgi.programs[program.name] ?? PROGRAM_DEFAULTS) : undefined;
+    // A program's class is its own option: control is the first class (HIGH), page the last.
+    if (options) cls = classAtRank(this.d.cfg.classes, options.class === 'page' ? 'last' : 'first');
+    const clsName = this.d.cfg.classes[cls]!.name;
     try {
-      const program = programTarget(path);
       if (program) {
         // A program's requests go only to the boards that have it, least-connected first.
         const boards = this.d.programBoards(program.name);
@@ -168,7 +172,11 @@ export class Intake {
     const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
     const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user };
     const page = isPage(method, path);
-    const { job, effects } = this.dispatch.submit(ex, { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session }, this.d.clock.now());
+    const { job, effects } = this.dispatch.submit(
+      ex,
+      { cls, bytes: body.length, candidates: candidates ?? undefined, safe: SAFE.has(method), page, client, session, group: program?.name, groupMax: options?.concurrencyMax ?? 0 },
+      this.d.clock.now(),
+    );
     // The client going away: a queued job leaves; a running one is cancelled on its board.
     res.on('close', () => this.clientGone(job));
     this.run(effects);

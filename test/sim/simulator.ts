@@ -243,7 +243,7 @@ export class ClusterSim {
       if (!mirror || !dispatch || !request || mirror.role !== 'master') return;
       request.deliver(() => {
         if (b.mirror !== mirror || mirror.role !== 'master') return;
-        const info = { cls, bytes: 0, candidates: undefined, safe: true, page: cls === LOW, client: 'sim', session: false };
+        const info = { cls, bytes: 0, candidates: undefined, safe: true, page: cls === LOW, client: 'sim', session: false, group: undefined, groupMax: 0 };
         const { job, effects } = dispatch.submit(serviceMs, info, this.now);
         if (cls === HIGH) b.high.add(job);
         this.runEffects(m, effects);

@@ -36,7 +36,7 @@ test('a forged session cookie is refused admission like an anonymous client; a v
   const table = new StateTable(1);
   table.join(0, 0);
   const core = new DispatchCore<string>(cfg, 0, table, () => 0.5);
-  const info = (s: boolean): JobInfo => ({ cls: 0, bytes: 0, candidates: undefined, safe: true, page: true, client: 'c', session: s });
+  const info = (s: boolean): JobInfo => ({ cls: 0, bytes: 0, candidates: undefined, safe: true, page: true, client: 'c', session: s, group: undefined, groupMax: 0 });
   for (let i = 0; i < 11; i++) core.submit(`warm${i}`, info(false), 0);
   core.period(100);
   const states = Object.fromEntries(Object.entries(session).map(([k, s]) => [k, core.submit(k, info(s), 101).job.state]));
@@ -55,7 +55,7 @@ test("the reserve is served first: at a period's end the waiting requests are qu
   const table = new StateTable(1);
   table.join(0, 0);
   const core = new DispatchCore<string>(cfg, 0, table, () => 0.5);
-  const info: JobInfo = { cls: 0, bytes: 0, candidates: undefined, safe: true, page: true, client: 'c', session: false };
+  const info: JobInfo = { cls: 0, bytes: 0, candidates: undefined, safe: true, page: true, client: 'c', session: false, group: undefined, groupMax: 0 };
   // The board finishes whatever it runs at once: the queue drains between periods.
   const order: string[] = [];
   const serve = (effects: Effect<string>[], at: number) => {

@@ -1,7 +1,9 @@
 // CGI/1.1 as pure functions (RFC 3875): the program a target names, the environment it gets, the
 // answer read from its output. The runner that spawns programs is tested with real ones.
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { classAtRank } from '../../master/classify.ts';
 import { type CgiRequest, cgiEnvironment, parseCgiOutput, programNameProblem, programTarget } from '../../shared/cgi.ts';
 import { parseConfig } from '../../shared/config.ts';
 
@@ -146,4 +148,14 @@ test('the cgi section: a wrong type, a reserved name, a port no device has are r
   ]);
   assert.deepEqual(problems({ dir: 'cgi-bin' }), ['cgi.dir: must be an absolute path']);
   assert.deepEqual(problems({ programs: [] }), ['cgi.programs: must be an object: { "NAME": { "class", "timeoutMs", "concurrencyMax", "port" } }']);
+});
+
+test("a program's class: control is the first class by priority, page the last", () => {
+  const classes = [
+    { name: 'low', priority: 5 },
+    { name: 'high', priority: 0 },
+    { name: 'mid', priority: 2 },
+  ] as unknown as Parameters<typeof classAtRank>[0];
+  assert.equal(classAtRank(classes, 'first'), 1);
+  assert.equal(classAtRank(classes, 'last'), 0);
 });

@@ -22,7 +22,7 @@ function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'sh
   for (let i = 0; i < boards; i++) table.join(i, 0);
   return { cfg, table, core: new DispatchCore<string>(cfg, 0, table, () => 0.5) };
 }
-const info = (over: Partial<JobInfo> = {}): JobInfo => ({ cls: 0, bytes: 0, candidates: undefined, safe: false, page: false, client: 'c', session: false, ...over });
+const info = (over: Partial<JobInfo> = {}): JobInfo => ({ cls: 0, bytes: 0, candidates: undefined, safe: false, page: false, client: 'c', session: false, group: undefined, groupMax: 0, ...over });
 const dispatches = (e: Effect<string>[]) => e.filter((x) => x.kind === 'dispatch').map((x) => (x.kind === 'dispatch' ? `${x.job.payload}@${x.board}` : ''));
 
 test('least-connected board in ring order; at capacity a job waits, and a completion dispatches it', () => {
@@ -214,4 +214,36 @@ test('step-down hand-off: drain returns every waiting job in arrival order (the 
     "a drained job is no longer the core's",
   );
   assert.equal(core.queued(), 0);
+});
+
+test("a run group (a CGI program's concurrencyMax): at most groupMax per board; the rest wait, others pass; a full queue refuses", () => {
+  const { core } = setup({ inFlightPerBoardMax: 8, queueMax: 2 });
+  const prog = (over: Partial<JobInfo> = {}) => info({ candidates: [1, 2], group: 'pump.sh', groupMax: 2, ...over });
+  const placed: string[] = [];
+  const jobs = [];
+  for (let i = 0; i < 6; i++) {
+    const s = core.submit(`p${i}`, prog(), 0);
+    jobs.push(s.job);
+    placed.push(...dispatches(s.effects));
+    core.check();
+  }
+  assert.equal(placed.length, 4, 'two per board on the two boards that have it');
+  assert.deepEqual(
+    [1, 2].map((b) => placed.filter((p) => p.endsWith(`@${b}`)).length),
+    [2, 2],
+  );
+  assert.equal(core.queued(), 2, 'the fifth and sixth wait');
+  // Another program and an ungrouped request are not held up behind them.
+  assert.deepEqual(dispatches(core.submit('other', info({ cls: 1, candidates: [1], group: 'valve.sh', groupMax: 1 }), 1).effects), ['other@1']);
+  assert.equal(dispatches(core.submit('page', info({ cls: 1 }), 1).effects).length, 1);
+  // The queue (2 per class) is full: the next is refused at once, with a Retry-After.
+  const refused = core.submit('p6', prog(), 1).effects.find((e) => e.kind === 'refuse');
+  assert.ok(refused?.kind === 'refuse' && refused.code === 'QUEUE_FULL' && refused.retryAfterS >= 1);
+  // A run of the group ends: the next waiting one takes its board, and only that one.
+  const onBoard2 = jobs.find((j) => j.state === 'running' && j.board === 2)!;
+  assert.deepEqual(dispatches(core.finished(onBoard2, 0, 2)), ['p4@2']);
+  core.check();
+  const failed = jobs.find((j) => j.state === 'running' && j.board === 1)!;
+  assert.deepEqual(dispatches(core.failed(failed, false, 3)), ['p5@1'], 'a failure frees its slot too');
+  core.check();
 });
