@@ -25,6 +25,8 @@ export class PortWorker implements PortIO {
   private readonly queues: Record<Priority, Job[]> = { control: [], scheduled: [] };
   private busy = false;
   transactions = 0;
+  /** Times the port was lent to a program. */
+  lends = 0;
 
   constructor(
     readonly line: SerialLine,
@@ -36,10 +38,32 @@ export class PortWorker implements PortIO {
   }
 
   run<T>(priority: Priority, job: (io: PortIO) => Promise<T>): Promise<T> {
-    if (!this.line.online) return Promise.reject(new EwsError('DEVICE_OFFLINE', `serial port ${this.line.path} is offline`, { retryAfterS: 2 }));
+    if (!this.line.online && !this.line.lent) return Promise.reject(new EwsError('DEVICE_OFFLINE', `serial port ${this.line.path} is offline`, { retryAfterS: 2 }));
     if (this.queued >= this.queueMax) return Promise.reject(new EwsError('DEVICE_BUSY', `${this.queued} requests already wait for ${this.line.path}`, { retryAfterS: 1 }));
     return new Promise<T>((resolve, reject) => {
       this.queues[priority].push({ run: job, resolve: resolve as (v: unknown) => void, reject });
+      this.next();
+    });
+  }
+
+  /**
+   * Lend the port to `use` (a CGI program with cgi.programs.NAME.port) as one job of the queue: the
+   * exchange under way finishes, the port is closed, `use` runs, the port is opened again before
+   * the next job. No byte of ours interleaves with the borrower's.
+   */
+  lend<T>(priority: Priority, use: () => Promise<T>): Promise<T> {
+    if (this.queued >= this.queueMax) return Promise.reject(new EwsError('DEVICE_BUSY', `${this.queued} requests already wait for ${this.line.path}`, { retryAfterS: 1 }));
+    return new Promise<T>((resolve, reject) => {
+      const run = async (): Promise<T> => {
+        await this.line.release();
+        this.lends++;
+        try {
+          return await use();
+        } finally {
+          await this.line.reclaim();
+        }
+      };
+      this.queues[priority].push({ run, resolve: resolve as (v: unknown) => void, reject });
       this.next();
     });
   }

@@ -30,6 +30,10 @@ export interface SerialLineEvents {
   online: [];
   offline: [reason: string];
   data: [chunk: Buffer];
+  /** The port is open (after `online`, or back from a loan). */
+  opened: [];
+  /** An attempt to open failed (a retry follows). */
+  openFailed: [reason: string];
 }
 
 export class SerialLine extends EventEmitter<SerialLineEvents> {
@@ -37,6 +41,12 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
   private retry: NodeJS.Timeout | undefined;
   private backoffMs: number;
   private stopped = false;
+  /** Lent to a CGI program (cgi.programs.NAME.port), from `release` until `reclaim` has reopened it (or failed to). */
+  lent = false;
+  /** Closed for the borrower: nothing reopens it. */
+  private held = false;
+  /** Released while online: nobody was told, so a failure to reopen must still say it went offline. */
+  private quiet = false;
   online = false;
   opens = 0;
 
@@ -71,6 +81,47 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
     this.setOffline('stopped');
   }
 
+  /**
+   * Close the port and keep it closed for someone else (a CGI program) until `reclaim`. Nobody is
+   * told it went offline: it is in use, not lost, and work for it waits in its worker's queue.
+   */
+  release(): Promise<void> {
+    this.lent = true;
+    this.held = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    this.quiet = this.online;
+    this.online = false;
+    const p = this.port;
+    this.port = undefined;
+    if (!p) return Promise.resolve();
+    p.removeAllListeners();
+    p.on('error', () => {});
+    if (!p.isOpen) return Promise.resolve();
+    return new Promise((resolve) => p.close(() => resolve()));
+  }
+
+  /** Open the port again after `release`; resolves once it is open, or failed to open (it then retries as always). */
+  reclaim(): Promise<void> {
+    this.held = false;
+    if (this.stopped) {
+      this.lent = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        this.off('opened', done);
+        this.off('openFailed', done);
+        this.lent = false;
+        resolve();
+      };
+      this.on('opened', done);
+      this.on('openFailed', done);
+      this.backoffMs = this.backoffMinMs;
+      this.tryOpen();
+    });
+  }
+
   write(data: Buffer): Promise<void> {
     const p = this.port;
     if (!p || !this.online) return Promise.reject(new EwsError('DEVICE_OFFLINE', `serial port ${this.path} is not open`, { retryAfterS: 2 }));
@@ -90,7 +141,7 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
   }
 
   private tryOpen(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.held) return;
     this.retry = undefined;
     let made: PortLike | Promise<PortLike>;
     try {
@@ -100,23 +151,33 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
       return;
     }
     Promise.resolve(made).then(
-      (p) => this.opened(p),
+      (p) => this.adopt(p),
       (e: unknown) => this.scheduleReopen(`cannot create port: ${(e as Error).message}`),
     );
   }
 
-  private opened(p: PortLike): void {
-    if (this.stopped) return;
+  private adopt(p: PortLike): void {
+    if (this.stopped || this.held) return;
     this.port = p;
     p.on('error', (err) => this.log.debug({ path: this.path, err: err.message }, 'serial error'));
     p.open((err) => {
-      if (this.stopped || this.port !== p) return;
+      if (this.stopped || this.port !== p) {
+        // Stopped or lent while it was opening: it must not stay open behind our back.
+        if (!err && p.isOpen) p.close();
+        return;
+      }
       if (err) return this.scheduleReopen(err.message);
       this.opens++;
       this.backoffMs = this.backoffMinMs;
       this.online = true;
-      this.log.info({ path: this.path }, 'serial port open');
-      this.emit('online');
+      // Back from a loan as it was lent: nothing changed for anyone listening.
+      const back = this.quiet;
+      this.quiet = false;
+      if (!back) {
+        this.log.info({ path: this.path }, 'serial port open');
+        this.emit('online');
+      }
+      this.emit('opened');
     });
     p.on('data', (d) => this.emit('data', d));
     p.on('close', (err) => {
@@ -130,6 +191,7 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
 
   private scheduleReopen(reason: string): void {
     this.setOffline(reason);
+    this.emit('openFailed', reason);
     if (this.stopped || this.retry) return;
     const wait = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMaxMs, this.backoffMs * 2);
@@ -138,8 +200,9 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
   }
 
   private setOffline(reason: string): void {
-    if (!this.online) return;
+    if (!this.online && !this.quiet) return;
     this.online = false;
+    this.quiet = false;
     this.log.warn({ path: this.path, reason }, 'serial port lost');
     this.emit('offline', reason);
   }

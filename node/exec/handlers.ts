@@ -88,7 +88,9 @@ export class Handlers {
   private async program(t: ProgramTarget, x: ExecRequest, res: Answer): Promise<void> {
     const p = this.programs.get(t.name);
     if (!p) throw new EwsError('NOT_FOUND', `no program ${t.name} on ${this.board.id}`);
-    const out = await programCgi(this.cfg, this.board, p, this.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS, t, x, this.idem, this.log);
+    const options = this.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS;
+    const port = options.port === undefined ? undefined : this.devices.worker(options.port);
+    const out = await programCgi(this.cfg, this.board, p, options, t, x, this.idem, this.log, port);
     const replayed = 'replayed' in out && out.replayed === true;
     sendProgramAnswer(res, out, replayed ? { 'idempotent-replayed': 'true' } : {});
   }

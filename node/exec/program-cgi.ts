@@ -7,12 +7,13 @@ import type { CgiProgramConfig } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
+import type { PortWorker } from '../devices/port-worker.ts';
 import type { Answer } from '../http/http-io.ts';
 import type { Captured, IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
 import type { Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import type { Program } from './cgi-programs.ts';
-import { runCgi } from './cgi-runner.ts';
+import { type CgiOutcome, runCgi } from './cgi-runner.ts';
 import type { ExecRequest } from './exec-request.ts';
 
 const first = (v: string | string[] | undefined) => (typeof v === 'string' ? v : v?.[0]);
@@ -32,6 +33,8 @@ export async function programCgi(
   x: ExecRequest,
   idem: IdempotentExecutor,
   log: Logger,
+  /** The worker of `options.port` when this board has that port. */
+  port: PortWorker | undefined,
 ): Promise<Captured> {
   if (program.unsafe) throw new EwsError('CGI_UNSAFE', `${program.name}: ${program.unsafe}`);
   const host = first(x.headers.host) ?? board.address;
@@ -55,7 +58,9 @@ export async function programCgi(
     devicePort: options.port,
     serverSoftware: `ews/${VERSION}`,
   });
-  const run = async (): Promise<Captured> => {
+  const spawnOnce = () => {
+    // Its client left while it waited (for the port): nothing is started for nobody.
+    if (x.signal.aborted && key === undefined) return Promise.resolve<CgiOutcome>({ kind: 'cancelled' });
     const r = runCgi({
       file: program.file,
       env,
@@ -68,7 +73,11 @@ export async function programCgi(
       // A keyed command already started runs to its end: its outcome is recorded.
       if (key === undefined) r.cancel();
     });
-    const o = await r.done;
+    return r.done;
+  };
+  const run = async (): Promise<Captured> => {
+    // With a `port`, the program has it to itself: the port's worker lends it as one of its jobs.
+    const o = port ? await port.lend(options.class === 'page' ? 'scheduled' : 'control', spawnOnce) : await spawnOnce();
     if ('stderr' in o && o.stderr) log.warn({ program: program.name, stderr: o.stderr }, 'cgi: the program wrote to stderr');
     if (o.kind === 'timeout') throw new EwsError('CGI_TIMEOUT', `${program.name} ran past ${options.timeoutMs} ms`);
     if (o.kind === 'too-large') throw new EwsError('ANSWER_TOO_LARGE', `${program.name} printed more than limits.answerBytesMax`);
