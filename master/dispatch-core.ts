@@ -13,6 +13,7 @@ import { type BoardLoadView, leastConnection } from './least-connection.ts';
 import { AdmissionController } from './qos/admission.ts';
 import { DispatchLoops } from './qos/dispatch-loops.ts';
 import { ReserveQueue } from './qos/reserve-queue.ts';
+import { RunGroups } from './run-groups.ts';
 import type { Outcome, Scheduler } from './scheduler.ts';
 import { schedulerFor } from './scheduler-factory.ts';
 
@@ -32,22 +33,20 @@ export class DispatchCore<P> {
   readonly scheduler: Scheduler<Job<P>>;
   private readonly reserve: ReserveQueue<Job<P>>;
   private readonly admission: AdmissionController | undefined;
-  /** Content adaptation (000) and quotas (003). */
+  /** Content adaptation (000) and quotas (003); in flight per class (quota control). */
   private readonly loops: DispatchLoops;
-  /** In flight per class (quota control). */
   readonly inflight: number[];
   /** Recent service time per class (dispatch to answer): predicts whether a queued job can still make its deadline. */
   readonly serviceMs: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
-  /** Jobs of each run group running on each board (a CGI program's concurrencyMax). */
-  private readonly groups = new Map<string, number[]>();
+  /** A CGI program's concurrencyMax per board. */
+  private readonly groups: RunGroups;
   private readonly counts: Record<OutcomeName, number[]>;
   private nextId = 1;
   private lastPick = -1;
   private periodN = 0;
   private readonly all: readonly number[];
-
   /** The table as dispatch sees it at `viewNow`: a board silent for Tthreshold is down even before the cluster core's next tick says so. */
   private viewNow = 0;
   private readonly view: BoardLoadView;
@@ -75,6 +74,7 @@ export class DispatchCore<P> {
     this.serviceMs = cfg.classes.map(() => 0);
     this.counts = Object.fromEntries(OUTCOMES.map((o) => [o, cfg.classes.map(() => 0)])) as Record<OutcomeName, number[]>;
     this.all = cfg.boards.map((b) => b.index);
+    this.groups = new RunGroups(cfg.boards.length);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -96,15 +96,13 @@ export class DispatchCore<P> {
 
   private admit(job: Job<P>, nowMs: number): Effect<P>[] {
     const out: Effect<P>[] = [];
-    // A device whose every board is down (silent past Tthreshold, or gone): answer at once rather
-    // than queue the command until its deadline.
+    // A device whose every board is down (silent past Tthreshold, or gone): answered at once, not queued to its deadline.
     this.viewNow = nowMs;
     if (job.candidates && job.candidates.length > 0 && job.candidates.every((b) => this.view.runstate(b) === -1)) {
       const boards = job.candidates.map((b) => this.cfg.boards[b]!.id).join(', ');
       return this.refuse(out, job, 'refused', 'DEVICE_UNREACHABLE', `every board it is attached to is down (${boards})`, 2, nowMs);
     }
-    // Admission control (paper 000): verified sessions always pass; others pass with probability p
-    // up to target_in; the rest wait in the reserve queue for the next period.
+    // Admission control (000): verified sessions pass; others with probability p up to target_in; the rest wait in the reserve queue.
     if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {
       if (!this.reserve.add(job, this.periodN)) return this.refuse(out, job, 'shed', 'QUEUE_FULL', 'the reserve queue is full', 1, nowMs);
       job.state = 'reserved';
@@ -253,14 +251,7 @@ export class DispatchCore<P> {
     if (this.inflight.some((n) => n < 0)) throw new Error('invariant: negative in-flight count');
     const running = this.inflight.reduce((a, n) => a + n, 0);
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
-    const byGroup = new Map<string, number[]>();
-    for (const j of this.running.values()) {
-      if (j.group === undefined) continue;
-      const c = byGroup.get(j.group) ?? this.all.map(() => 0);
-      byGroup.set(j.group, c);
-      if (++c[j.board]! > j.groupMax) throw new Error(`invariant: run group ${j.group} has more than ${j.groupMax} running on board ${j.board}`);
-    }
-    for (const [g, c] of this.groups) if (c.some((n, b) => n !== (byGroup.get(g)?.[b] ?? 0))) throw new Error(`invariant: run group ${g} counts disagree with the running jobs`);
+    this.groups.check(this.running.values());
   }
 
   // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
@@ -270,8 +261,7 @@ export class DispatchCore<P> {
   private readonly canRunJob = (j: Job<P>): boolean => {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
     const tried = j.tried.length > 0 ? this.candidates(j) : j.candidates;
-    const pool = j.group === undefined ? tried : this.withRoom(j.group, j.groupMax, tried ?? this.all);
-    if (pool !== undefined && pool.length === 0) return false;
+    const pool = j.group === undefined ? tried : this.groups.withRoom(j.group, j.groupMax, tried ?? this.all);
     const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.boardFor(pool, this.cfg.limits.inFlightPerBoardMax);
     if (pool === undefined) this.passOpen = b;
     if (b !== undefined) this.passChosen = b;
@@ -306,9 +296,9 @@ export class DispatchCore<P> {
       job.id = this.nextId;
       this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
       this.inflight[job.cls]!++;
-      if (job.group !== undefined) this.groupCounts(job.group)[chosen]!++;
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
+      this.groups.started(job);
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }
@@ -316,7 +306,7 @@ export class DispatchCore<P> {
   private release(job: Job<P>): void {
     job.state = 'done';
     this.inflight[job.cls]!--;
-    if (job.group !== undefined) this.groupCounts(job.group)[job.board]!--;
+    this.groups.ended(job);
     this.table.completed(job.board);
     this.running.delete(job.id);
   }
@@ -351,20 +341,6 @@ export class DispatchCore<P> {
   private othersCanServe(pool: readonly number[] | undefined): boolean {
     for (const i of pool ?? this.others) if (i !== this.self && this.view.runstate(i) === 1) return true;
     return false;
-  }
-
-  private groupCounts(group: string): number[] {
-    const had = this.groups.get(group);
-    if (had) return had;
-    const c = this.all.map(() => 0);
-    this.groups.set(group, c);
-    return c;
-  }
-
-  /** The boards of `pool` running fewer than `max` of the group's jobs. */
-  private withRoom(group: string, max: number, pool: readonly number[]): readonly number[] {
-    const c = this.groups.get(group);
-    return c ? pool.filter((b) => c[b]! < max) : pool;
   }
 
   private candidates(job: Job<P>): number[] {

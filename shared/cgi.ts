@@ -104,6 +104,20 @@ export function cgiEnvironment(r: CgiRequest): Record<string, string> {
 }
 
 /** What a program answered: a document, a redirect within the cluster, or a refusal of its output. */
+/** Marks a program's local redirect in a board's answer to the master (x-ews-* headers never reach a client). */
+export const LOCAL_REDIRECT = 'x-ews-redirect';
+
+/** The path of a program's local redirect in a board's answer headers (name, value pairs), if it is one. */
+export function markedRedirect(pairs: readonly string[]): string | undefined {
+  let location: string | undefined;
+  let marked = false;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    if (pairs[i] === LOCAL_REDIRECT) marked = true;
+    else if (pairs[i] === 'location') location = pairs[i + 1];
+  }
+  return marked ? location : undefined;
+}
+
 export type CgiAnswer =
   | { readonly kind: 'document'; readonly status: number; readonly reason: string; readonly headers: ReadonlyArray<readonly [string, string]>; readonly body: Buffer }
   /** `Location: /path` with no body of its own: the cluster serves that path instead (RFC 3875 §6.2.2). */

@@ -27,6 +27,7 @@ export const ERRORS = {
   DEVICE_ERROR: { status: 502, message: 'the device answered with an error or garbage' },
   CGI_BAD_HEADER: { status: 502, message: 'the CGI program printed no valid header block' },
   CGI_TIMEOUT: { status: 504, message: 'the CGI program did not finish in its timeoutMs and was stopped' },
+  CGI_REDIRECT_LOOP: { status: 502, message: "the CGI program's local redirects went on past 3 hops" },
   CGI_UNSAFE: { status: 503, message: 'the CGI program or its directory is writable by someone other than root: it is not run' },
   DEVICE_TIMEOUT: { status: 504, message: 'the device did not answer in time' },
   DEVICE_OFFLINE: { status: 503, message: 'the device is offline (its serial port is gone); retry later' },

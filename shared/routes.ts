@@ -3,6 +3,8 @@
 // the lean intake what it may take, the master's intake what is a page and what goes to a
 // device's board, and docs/http-api.md is checked against it. Pure.
 
+import { nonCanonical } from './request-target.ts';
+
 /** Who may call: no login, or at least this role (viewer < operator < admin). */
 export type Caller = 'public' | 'viewer' | 'operator' | 'admin';
 
@@ -93,4 +95,24 @@ export function answeredHere(method: string, path: string, isMaster: boolean): (
   const route = matchRoute(method, path);
   if (!route) return undefined;
   return route.answers === 'board' || (route.answers === 'master' && isMaster) ? route : undefined;
+}
+
+const RANK: Record<Caller, number> = { public: 0, viewer: 1, operator: 2, admin: 3 };
+/** CGI local redirects followed for one client request, at most. */
+export const REDIRECT_HOPS_MAX = 3;
+
+/**
+ * How a CGI program's local redirect (RFC 3875 §6.2.2) to `target` is served for the user who made
+ * the first request (role `role`, undefined: no login), `hops` redirects in: inside the cluster
+ * when it is a canonical GET the master queues (never one it answers itself) that the user may
+ * call; `loop` past REDIRECT_HOPS_MAX; otherwise `client`: a 302, asked again through the guard.
+ */
+export function redirectWay(target: string, role: string | undefined, hops: number): 'cluster' | 'client' | 'loop' {
+  if (hops >= REDIRECT_HOPS_MAX) return 'loop';
+  if (nonCanonical(target) !== undefined) return 'client';
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  if (answeredHere('GET', path, true)) return 'client';
+  const need = RANK[callerFor('GET', path)];
+  return need === 0 || (role !== undefined && role in RANK && RANK[role as Caller] >= need) ? 'cluster' : 'client';
 }

@@ -17,4 +17,6 @@ export interface ExecRequest {
   origin: Origin;
   /** Cancelled when the client (or the master) goes away: stop the work. */
   signal: Cancellation;
+  /** The master's own run: serve a CGI program's local redirect inside the cluster (the answer is then the new path's). */
+  redirect?: (location: string) => void;
 }

@@ -81,7 +81,23 @@ export class Executor {
     };
     run.res.once('close', end);
     this.handlers
-      .execute({ method: run.method, url: run.url, headers: run.headers, body: run.body, cls: run.cls, level: run.level, origin: run.origin, signal: cancel }, run.res)
+      .execute(
+        {
+          method: run.method,
+          url: run.url,
+          headers: run.headers,
+          body: run.body,
+          cls: run.cls,
+          level: run.level,
+          origin: run.origin,
+          signal: cancel,
+          redirect: (to) => {
+            end();
+            run.redirect(to);
+          },
+        },
+        run.res,
+      )
       .catch((err: unknown) => sendError(run.res, err))
       .finally(() => {
         if (run.res.writableFinished || run.res.destroyed) end();

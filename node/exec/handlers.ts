@@ -3,7 +3,7 @@
 // list, the built-in slow CGIs (`/cgi-bin/echo`, `/echo`, and `/cgi-bin/burn` for benchmarks), and
 // the web UI's files at the request's content level.
 
-import { type ProgramTarget, programTarget } from '../../shared/cgi.ts';
+import { LOCAL_REDIRECT, type ProgramTarget, programTarget } from '../../shared/cgi.ts';
 import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
@@ -91,6 +91,8 @@ export class Handlers {
     const options = this.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS;
     const port = options.port === undefined ? undefined : this.devices.worker(options.port);
     const out = await programCgi(this.cfg, this.board, p, options, t, x, this.idem, this.log, port);
+    // Run on the master itself: its intake serves a local redirect; a dispatched one goes back marked.
+    if (x.redirect && out.status === 302 && out.headers?.[LOCAL_REDIRECT] !== undefined && out.headers.location) return x.redirect(out.headers.location);
     const replayed = 'replayed' in out && out.replayed === true;
     sendProgramAnswer(res, out, replayed ? { 'idempotent-replayed': 'true' } : {});
   }

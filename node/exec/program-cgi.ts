@@ -2,7 +2,7 @@
 // master sent (the client's address in X-Forwarded-For, the Host the client used), the run, and
 // the answer or the error that says what went wrong. A keyed POST runs at most once across the
 // cluster, through the idempotent executor, as a device action does.
-import { cgiEnvironment, type ProgramTarget } from '../../shared/cgi.ts';
+import { cgiEnvironment, LOCAL_REDIRECT, type ProgramTarget } from '../../shared/cgi.ts';
 import type { CgiProgramConfig } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -85,8 +85,8 @@ export async function programCgi(
     if (o.kind === 'spawn-failed') throw new EwsError('CGI_BAD_HEADER', `${program.name} could not be started: ${o.message}`);
     const a = o.answer;
     if (a.kind === 'bad') throw new EwsError('CGI_BAD_HEADER', `${program.name}: ${a.problem}`);
-    // A local redirect is answered as a 302 to the path for now (re-dispatch inside the cluster: to do).
-    if (a.kind === 'local-redirect') return { status: 302, body: '', headers: { location: a.location } };
+    // A local redirect: the master serves the path instead (a 302 the client never sees, marked so).
+    if (a.kind === 'local-redirect') return { status: 302, body: '', headers: { location: a.location, [LOCAL_REDIRECT]: 'local' } };
     const h: Record<string, string> = {};
     for (const [k, v] of a.headers) h[k.toLowerCase()] = h[k.toLowerCase()] === undefined ? v : `${h[k.toLowerCase()]}, ${v}`;
     return { status: a.status, body: a.body.toString('latin1'), headers: h };

@@ -7,7 +7,7 @@ import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
 import { LocalPacer } from '../../master/local-pacer.ts';
 import { clientAddress, isPage, plainAddress, requestOrigin } from '../../master/request-facts.ts';
-import { programTarget } from '../../shared/cgi.ts';
+import { markedRedirect, programTarget } from '../../shared/cgi.ts';
 import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
@@ -16,11 +16,13 @@ import { EwsError } from '../../shared/errors.ts';
 import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
+import { redirectWay } from '../../shared/routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Logger } from '../log.ts';
+import { EMPTY } from './answer.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import { isEndToEnd, sendError } from './http-io.ts';
-import { type ClientAnswer, type ClientRequest, LeanResponse } from './lean-exchange.ts';
+import { type ClientAnswer, type ClientRequest, writeBoardAnswer } from './lean-exchange.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
 /** The HTTP exchange a job carries. */
@@ -36,6 +38,9 @@ export interface Exchange {
   readonly key: string | undefined;
   /** Who is asking, as the guard established it (`name role via`), for the board that runs it (a CGI program's REMOTE_USER). */
   readonly user: string | undefined;
+  /** CGI local redirects followed to reach this request (0: the client's own). */
+  readonly hops: number;
+  readonly session: boolean;
 }
 
 export interface LocalRun {
@@ -47,6 +52,8 @@ export interface LocalRun {
   level: number;
   origin: Origin;
   res: ClientAnswer;
+  /** A CGI program's local redirect: the intake serves that path for the same client instead. */
+  redirect(location: string): void;
 }
 
 export interface IntakeDeps {
@@ -130,11 +137,12 @@ export class Intake {
     this.d.dispatchLink.close();
   }
 
-  /** A client request at the master, body already read (bounded); `session`: it carries a verified session. */
-  /** `key`: the request's Idempotency-Key scoped to its sender (the router checked and scoped it). */
+  /** A client request at the master, body already read (bounded); `session`: it carries a verified session; `key`: its Idempotency-Key as the router scoped it. */
   handle(req: ClientRequest, res: ClientAnswer, body: Buffer, session: boolean, key?: string, user?: string): void {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
+    this.admit(req, res, req.method ?? 'GET', req.url ?? '/', body, session, key, user, 0);
+  }
+
+  private admit(req: ClientRequest, res: ClientAnswer, method: string, url: string, body: Buffer, session: boolean, key: string | undefined, user: string | undefined, hops: number): void {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const client = this.clientOf(req);
@@ -170,7 +178,7 @@ export class Intake {
     }
     if (candidates === null) return; // answered from the idempotency record
     const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
-    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user };
+    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user, hops, session };
     const page = isPage(method, path);
     const { job, effects } = this.dispatch.submit(
       ex,
@@ -240,7 +248,8 @@ export class Intake {
     delete headers['x-ews-user'];
     if (ex.key !== undefined) headers['idempotency-key'] = ex.key;
     if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
-    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res }, () => {
+    const redirect = (location: string) => this.followRedirect(ex, location);
+    const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res, redirect }, () => {
       this.local.delete(job);
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
@@ -273,28 +282,30 @@ export class Intake {
         // The board refused the frame without running it (a restart, a newer master): the client
         // did nothing wrong, so it is retried elsewhere or refused as retryable, never passed on.
         if (a.refused) return this.run(this.dispatch.failed(job, false, now));
-        if (a.status === 0) {
-          // The board gave up mid-answer.
-          if (!ex.res.destroyed) ex.res.destroy();
-        } else if (ex.res instanceof LeanResponse) {
-          // The board's header lines go to the client as they came.
-          ex.res.endWith(a.status, a.head, a.body);
-        } else if (!ex.res.destroyed && !ex.res.headersSent) {
-          const h: Record<string, string | string[]> = {};
-          const pairs = headerPairs(a.head);
-          for (let i = 0; i < pairs.length; i += 2) {
-            const k = pairs[i]!,
-              v = pairs[i + 1]!;
-            const had = h[k];
-            h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
-          }
-          h['content-length'] = String(a.body.length);
-          ex.res.writeHead(a.status, h);
-          ex.res.end(ex.method === 'HEAD' ? undefined : a.body);
-        }
+        if (a.status === 302 && this.redirected(job, a.head, now)) return;
+        writeBoardAnswer(ex.res, ex.method, a.status, a.head, a.body);
         this.run(this.dispatch.finished(job, a.body.length, now));
       },
     );
+  }
+
+  /** A board's answer is a CGI program's local redirect (marked by the board): its job ends, the path is served instead. */
+  private redirected(job: Job<Exchange>, head: Buffer, now: number): boolean {
+    const location = markedRedirect(headerPairs(head));
+    if (location === undefined) return false;
+    this.run(this.dispatch.finished(job, 0, now));
+    this.followRedirect(job.payload, location);
+    return true;
+  }
+
+  /** RFC 3875 §6.2.2: what a GET of the path answers, served inside the cluster when it may be (shared/routes.ts), else a 302. */
+  private followRedirect(ex: Exchange, location: string): void {
+    if (ex.res.destroyed || ex.res.writableEnded) return;
+    const how = redirectWay(location, this.d.cfg.auth?.disabled ? 'admin' : ex.user?.split(' ')[1], ex.hops);
+    if (how === 'loop') return void sendError(ex.res, new EwsError('CGI_REDIRECT_LOOP', `${ex.url} led on to ${location.slice(0, 80)}`));
+    if (how === 'cluster') return this.admit(ex.req, ex.res, 'GET', location, EMPTY, ex.session, undefined, ex.user, ex.hops + 1);
+    ex.res.writeHead(302, { location, 'content-length': '0', 'cache-control': 'no-store' });
+    ex.res.end();
   }
 
   private clientGone(job: Job<Exchange>): void {

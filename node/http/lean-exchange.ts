@@ -184,3 +184,25 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
     for (let i = 0; i < ls.length; i += 2) if (ls[i] === event) (ls[i + 1] as () => void)();
   }
 }
+
+/** A board's answer (from the dispatch link) to the client: status 0 is a board that gave up mid-answer. */
+export function writeBoardAnswer(res: ClientAnswer, method: string, status: number, head: Buffer, body: Buffer): void {
+  if (status === 0) {
+    if (!res.destroyed) res.destroy();
+  } else if (res instanceof LeanResponse) {
+    // The board's header lines go to the client as they came.
+    res.endWith(status, head, body);
+  } else if (!res.destroyed && !res.headersSent) {
+    const h: Record<string, string | string[]> = {};
+    const pairs = headerPairs(head);
+    for (let i = 0; i < pairs.length; i += 2) {
+      const k = pairs[i]!,
+        v = pairs[i + 1]!;
+      const had = h[k];
+      h[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+    }
+    h['content-length'] = String(body.length);
+    res.writeHead(status, h);
+    res.end(method === 'HEAD' ? undefined : body);
+  }
+}
