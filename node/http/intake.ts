@@ -303,7 +303,7 @@ export class Intake {
     if (ex.res.destroyed || ex.res.writableEnded) return;
     const how = redirectWay(location, this.d.cfg.auth?.disabled ? 'admin' : ex.user?.split(' ')[1], ex.hops);
     if (how === 'loop') return void sendError(ex.res, new EwsError('CGI_REDIRECT_LOOP', `${ex.url} led on to ${location.slice(0, 80)}`));
-    if (how === 'cluster') return this.admit(ex.req, ex.res, 'GET', location, EMPTY, ex.session, undefined, ex.user, ex.hops + 1);
+    if (how === 'cluster') return void this.admit(ex.req, ex.res, 'GET', location, EMPTY, ex.session, undefined, ex.user, ex.hops + 1);
     ex.res.writeHead(302, { location, 'content-length': '0', 'cache-control': 'no-store' });
     ex.res.end();
   }
