@@ -8,8 +8,9 @@ import type { Config } from '../shared/config.ts';
 import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { StateTable } from '../shared/state-table.ts';
+import { classAtRank } from './classify.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
-import { type BoardLoadView, leastConnection } from './least-connection.ts';
+import { type BoardLoadView, MasterWork } from './least-connection.ts';
 import { AdmissionController } from './qos/admission.ts';
 import { DispatchLoops } from './qos/dispatch-loops.ts';
 import { ReserveQueue } from './qos/reserve-queue.ts';
@@ -40,6 +41,9 @@ export class DispatchCore<P> {
   readonly serviceMs: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
+  /** The first class by priority (HIGH) may fill a board; the others leave qos.highReserve of its slots free for it. */
+  private readonly firstCls: number;
+  private readonly restRoom: number;
   /** A CGI program's concurrencyMax per board. */
   private readonly groups: RunGroups;
   private readonly counts: Record<OutcomeName, number[]>;
@@ -50,23 +54,19 @@ export class DispatchCore<P> {
   /** The table as dispatch sees it at `viewNow`: a board silent for Tthreshold is down even before the cluster core's next tick says so. */
   private viewNow = 0;
   private readonly view: BoardLoadView;
-  private readonly spill: boolean;
-  private readonly forwardOnly: boolean;
-  private readonly others: readonly number[];
+  private readonly masterWork: MasterWork;
 
   constructor(
     private readonly cfg: Config,
     /** This board (the master): it hears itself without packets. */
-    private readonly self: number,
+    self: number,
     /** The cluster core's state table: runstate and reported load are its; dispatch counts are ours. */
     private readonly table: StateTable,
     rand: () => number,
   ) {
     const silentMs = cfg.cluster.tthresholdMs;
-    this.spill = cfg.cluster.masterWork !== 'share' && cfg.boards.length > 1;
-    this.forwardOnly = cfg.cluster.masterWork === 'forward';
-    this.others = cfg.boards.map((b) => b.index).filter((i) => i !== self);
     this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)) };
+    this.masterWork = new MasterWork(this.view, self, cfg.cluster.masterWork, cfg.boards.length);
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
     this.reserve = new ReserveQueue(cfg.classes.length, q.admission?.reserveMax ?? 0);
@@ -75,6 +75,8 @@ export class DispatchCore<P> {
     this.counts = Object.fromEntries(OUTCOMES.map((o) => [o, cfg.classes.map(() => 0)])) as Record<OutcomeName, number[]>;
     this.all = cfg.boards.map((b) => b.index);
     this.groups = new RunGroups(cfg.boards.length);
+    this.firstCls = classAtRank(cfg.classes, 'first');
+    this.restRoom = Math.max(1, cfg.limits.inFlightPerBoardMax - Math.floor(q.highReserve * cfg.limits.inFlightPerBoardMax));
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -256,14 +258,19 @@ export class DispatchCore<P> {
 
   // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
   // per pass), and the pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
+  // Two such boards: at the whole room (the first class) and at the room less the reserve (the others).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
+  private passOpenRest: number | undefined | null = null;
   private readonly canRunJob = (j: Job<P>): boolean => {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
     const tried = j.tried.length > 0 ? this.candidates(j) : j.candidates;
     const pool = j.group === undefined ? tried : this.groups.withRoom(j.group, j.groupMax, tried ?? this.all);
-    const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.boardFor(pool, this.cfg.limits.inFlightPerBoardMax);
-    if (pool === undefined) this.passOpen = b;
+    const first = j.cls === this.firstCls;
+    const open = first ? this.passOpen : this.passOpenRest;
+    const b = pool === undefined && open !== null ? open : this.boardFor(pool, first ? this.cfg.limits.inFlightPerBoardMax : this.restRoom);
+    if (pool === undefined && first) this.passOpen = b;
+    else if (pool === undefined) this.passOpenRest = b;
     if (b !== undefined) this.passChosen = b;
     return b !== undefined;
   };
@@ -271,7 +278,7 @@ export class DispatchCore<P> {
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
     for (;;) {
-      this.passOpen = null;
+      this.passOpen = this.passOpenRest = null;
       const job = this.scheduler.take(nowMs, this.canRunJob);
       const chosen = this.passChosen;
       if (!job) return out;
@@ -330,17 +337,7 @@ export class DispatchCore<P> {
   }
 
   private boardFor(pool: readonly number[] | undefined, cap: number): number | undefined {
-    // 'spill': the other boards first; the master only when none of them has room.
-    const b = this.spill ? leastConnection(this.view, cap, this.lastPick, pool ? pool.filter((i) => i !== this.self) : this.others) : undefined;
-    // The master takes the overflow ('spill'; its own starts are paced by the adapter), never while another board could serve ('forward'), always in 'share'.
-    if (b !== undefined || (this.forwardOnly && this.othersCanServe(pool))) return b;
-    return leastConnection(this.view, cap, this.lastPick, pool);
-  }
-
-  /** Whether a board other than the master is running and may serve (it may be full right now). */
-  private othersCanServe(pool: readonly number[] | undefined): boolean {
-    for (const i of pool ?? this.others) if (i !== this.self && this.view.runstate(i) === 1) return true;
-    return false;
+    return this.masterWork.pick(pool, cap, this.lastPick);
   }
 
   private candidates(job: Job<P>): number[] {

@@ -117,6 +117,8 @@ export interface QosConfig {
   readonly admission: AdmissionConfig | undefined;
   readonly adaptation: AdaptationConfig | undefined;
   readonly quota: QuotaConfig | undefined;
+  /** The share of each board's slots (limits.inFlightPerBoardMax) only the first class may take. */
+  readonly highReserve: number;
 }
 export interface LimitsConfig {
   readonly headerBytesMax: number;

@@ -61,6 +61,10 @@ export class ClusterCore {
   private _term = 0;
   private _master = -1;
   private lastMasterHeardMs: number;
+  /** When this board last heard its master (a node's silence clock). */
+  get masterHeardMs(): number {
+    return this.lastMasterHeardMs;
+  }
   /** A flood is being counted: no takeover on silence alone before this (see holdTakeover). */
   private holdUntilMs = -Infinity;
   private lastHeartbeatMs = -Infinity;

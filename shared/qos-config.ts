@@ -108,8 +108,11 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
   return out;
 }
 
+/** The share of each board's slots kept for the first class (see docs/qos.md for the measurement behind it). */
+export const HIGH_RESERVE_DEFAULT = 0.25;
+
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
-  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota'], false) ?? {};
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
   const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax', 'probeGrowth'], false);
@@ -146,6 +149,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
     admission,
     adaptation,
     quota,
+    highReserve: num(r, q, 'highReserve', 'qos', HIGH_RESERVE_DEFAULT, 0, 0.9),
   };
   if (scheduler === 'weakly-hard')
     classes.forEach((c, i) => {

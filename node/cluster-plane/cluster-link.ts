@@ -28,6 +28,8 @@ export class ClusterLink {
   private socket: UdpPort | undefined;
   private timer: Timer | undefined;
   private timerAt = Infinity;
+  private tickDue = 0;
+  private readsSinceTimer = 0;
   private epoch: number;
   /** This board's epoch at boot: dispatch frames for an earlier boot are refused. */
   readonly bootEpoch: number;
@@ -43,6 +45,10 @@ export class ClusterLink {
   private lastStateFrom = -1;
   private lastStateTerm = -1;
   stateGapMaxMs = 0;
+  /** As master: the longest time between two of its own STATE sends in one term (its beat, before the network and the readers). */
+  sendGapMaxMs = 0;
+  private lastSentAt = -1;
+  private lastSentTerm = -1;
   private lateGaps: Counter;
   /** The boards' addresses: a datagram from anywhere else is dropped before its tag is computed. */
   private readonly sources: ReadonlySet<string>;
@@ -79,9 +85,11 @@ export class ClusterLink {
     this.sent = metrics.counter('ews_udp_sent_total', 'UDP packets sent, by type');
     this.sendErrors = metrics.counter('ews_udp_send_errors_total', 'UDP sends that failed');
     metrics.gauge('ews_state_gap_max_seconds', 'Longest gap between STATE packets from the master, seen by this board', () => [[{}, this.stateGapMaxMs / 1000]]);
-    this.lateGaps = metrics.counter('ews_state_gaps_late_total', 'STATE gaps from the master longer than 2 heartbeats, or than Tmax');
+    metrics.gauge('ews_state_send_gap_max_seconds', 'As master, the longest gap between two of its own STATE sends in one term', () => [[{}, this.sendGapMaxMs / 1000]]);
+    this.lateGaps = metrics.counter('ews_state_gaps_late_total', "STATE gaps from the master longer than 2 heartbeats, or than Tmax; tmax_sending: the master's own sends further apart than Tmax");
     this.lateGaps.inc({ over: '2x_heartbeat' }, 0);
     this.lateGaps.inc({ over: 'tmax' }, 0);
+    this.lateGaps.inc({ over: 'tmax_sending' }, 0);
     this.sources = new Set(cfg.boards.map((b) => b.address));
     this.floodHolds = metrics.counter('ews_udp_floods_total', 'Floods of dropped packets counted (each held a takeover on silence alone back)');
   }
@@ -155,6 +163,8 @@ export class ClusterLink {
     this.timer = this.timers.setTimeout(
       () => {
         this.timer = undefined;
+        this.tickDue = this.timerAt;
+        this.readsSinceTimer = 0;
         this.timerAt = Infinity;
         // A node ticks after this turn's I/O: a loop that wakes late (a throttled or busy CPU)
         // runs its timers before it reads its sockets, and would judge its master silent while
@@ -172,11 +182,19 @@ export class ClusterLink {
 
   private readonly tickNow = (): void => {
     if (!this.socket || this.suspended) return;
-    this.apply(this.core.tick(this.clock.now()));
+    const now = this.clock.now();
+    const was = this.core.role;
+    const heard = this.core.masterHeardMs;
+    const due = this.tickDue;
+    const r = this.core.tick(now);
+    if (was === 'node' && this.core.role === 'master')
+      this.log.warn({ silentMs: Math.round(now - heard), tickLateMs: Math.round(now - due), readsSince: this.readsSinceTimer }, 'took over: the master was silent past Tmax');
+    this.apply(r);
   };
 
   private onPacket(buf: Buffer, size: number, from: string): void {
     if (this.suspended) return;
+    this.readsSinceTimer++;
     if (!this.sources.has(from)) return void this.drop('source');
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
     if (!d.ok) return void this.drop(d.reason);
@@ -254,6 +272,16 @@ export class ClusterLink {
     if (++this.counter > 0xffffffff) {
       this.counter = 1;
       this.epoch++;
+    }
+    if (msg.type === 'STATE') {
+      const now = this.clock.now();
+      if (this.lastSentTerm === msg.term) {
+        const gap = now - this.lastSentAt;
+        this.sendGapMaxMs = Math.max(this.sendGapMaxMs, gap);
+        if (gap > this.cfg.cluster.tmaxMs) this.lateGaps.inc({ over: 'tmax_sending' });
+      }
+      this.lastSentAt = now;
+      this.lastSentTerm = msg.term;
     }
     const buf = this.codec.encode(msg, { epoch: this.epoch, counter: this.counter });
     this.sent.inc({ type: msg.type });

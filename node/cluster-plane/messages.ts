@@ -45,7 +45,14 @@ export interface PlaneState {
 }
 
 /** Plane → request thread. */
-export type FromPlane = { t: 'started'; state: PlaneState } | { t: 'state'; state: PlaneState; events: CoreEvent[] } | { t: 'app'; msg: AppMessage } | { t: 'metrics'; text: string } | { t: 'closed' };
+export type FromPlane =
+  /** The plane's own thread, by its OS thread id (from the thread, before the plane starts). */
+  | { t: 'thread'; tid: number }
+  | { t: 'started'; state: PlaneState }
+  | { t: 'state'; state: PlaneState; events: CoreEvent[] }
+  | { t: 'app'; msg: AppMessage }
+  | { t: 'metrics'; text: string }
+  | { t: 'closed' };
 
 /** Milliseconds on a clock both threads share. */
 export const absClock: Clock = { now: () => performance.timeOrigin + performance.now() };

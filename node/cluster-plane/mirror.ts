@@ -15,6 +15,7 @@ import type { Logger } from '../log.ts';
 import { absClock, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { runPlane } from './plane.ts';
 import { systemTimers } from './system-timers.ts';
+import { favourThread, REQUEST_NICE_STEP } from './thread-priority.ts';
 
 /** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
 const BUNDLED = !import.meta.url.endsWith('.ts');
@@ -235,7 +236,11 @@ export class ClusterMirror {
       if (m.events.length > 0) this.onEvents(m.events);
       this.afterApply();
     } else if (m.t === 'app') this.onApp(m.msg);
-    else if (m.t === 'metrics') {
+    else if (m.t === 'thread') {
+      // The plane runs on a thread of its own: every other thread yields to it (thread-priority.ts).
+      const n = favourThread(m.tid);
+      this.log.debug({ planeThread: m.tid, niced: n, by: REQUEST_NICE_STEP }, 'the cluster plane goes first on the CPU');
+    } else if (m.t === 'metrics') {
       this.metricsText = m.text;
       this.metricsArrived?.();
     }

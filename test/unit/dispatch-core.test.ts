@@ -247,3 +247,20 @@ test("a run group (a CGI program's concurrencyMax): at most groupMax per board; 
   assert.deepEqual(dispatches(core.failed(failed, false, 3)), ['p5@1'], 'a failure frees its slot too');
   core.check();
 });
+
+test('qos.highReserve: the other classes leave that share of each board to the first; a HIGH arrival finds a slot while LOW waits', () => {
+  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.5 });
+  const low: string[] = [];
+  for (let i = 0; i < 8; i++) low.push(...dispatches(core.submit(`l${i}`, info({ cls: 1 }), 0).effects));
+  assert.equal(low.length, 6, 'two LOW per board (4 less half)');
+  assert.equal(core.queued(1), 2);
+  assert.deepEqual(
+    [0, 1, 2].map((i) => table.linknum(i)),
+    [2, 2, 2],
+  );
+  const high: string[] = [];
+  for (let i = 0; i < 7; i++) high.push(...dispatches(core.submit(`h${i}`, info({ cls: 0 }), 1).effects));
+  assert.equal(high.length, 6, 'HIGH takes the reserved slots at once, up to the whole board');
+  assert.equal(core.queued(0), 1);
+  core.check();
+});
