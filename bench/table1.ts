@@ -45,7 +45,7 @@ const stopAll = (ps: ChildProcess[]) =>
  * ews with BOARDS working boards and a master that only forwards (masterWork forward), as HAProxy
  * fronts BOARDS backends: the same serving capacity on both sides (BOARDS × C at S ms).
  */
-async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
+async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promise<System> {
   const n = BOARDS + 1;
   const ports = await freePorts(2 * n);
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -59,7 +59,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
         { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS },
         { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS },
       ],
-      qos: { scheduler },
+      qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }) },
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },
       stateDir: false, // memory only, said so: a bench run leaves nothing behind
@@ -86,7 +86,7 @@ async function ews(scheduler: 'priority' | 'fifo'): Promise<System> {
     }
     return n;
   };
-  return { name: `ews ${scheduler}`, base: urls[0]!, wastedMs: wasted, stop: () => stopAll(procs).then(() => {}) };
+  return { name: `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${highReserve}`}`, base: urls[0]!, wastedMs: wasted, stop: () => stopAll(procs).then(() => {}) };
 }
 
 async function haproxy(priority: boolean): Promise<System> {
@@ -149,7 +149,8 @@ const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
 });
 
 const rows: Row[] = [];
-for (const make of [() => ews('priority'), () => haproxy(true), () => ews('fifo'), () => haproxy(false)]) {
+// ews at its defaults, then with qos.highReserve at 1 and 2 of the C slots per board: what a HIGH reserve buys HIGH and costs LOW.
+for (const make of [() => ews('priority'), () => ews('priority', 1 / C), () => ews('priority', 2 / C), () => haproxy(true), () => ews('fifo'), () => haproxy(false)]) {
   const sys = await make();
   try {
     for (const share of SHARES) {
@@ -197,9 +198,29 @@ const md = [
     (r) =>
       `| ${r.system} | ${r.highShare * 100}% | ${r.load}× | ${r.high.donePerS} | ${r.high.p50Ms} | ${r.high.p99Ms} | ${r.high.failures} | ${r.low.donePerS} | ${r.low.p50Ms} | ${r.low.p99Ms} | ${r.low.failures} | ${r.wastedBoardMs} |`,
   ),
+  '',
+  'At 3× capacity, against HAProxy with priority classes and against ews at its defaults:',
+  ...SHARES.flatMap((share) => {
+    const at = (system: string) => rows.find((r) => r.system === system && r.highShare === share && r.load === 3)!;
+    const hap = at('HAProxy priority');
+    const base = at('ews priority');
+    return [...new Set(rows.map((r) => r.system))]
+      .filter((x) => x.startsWith('ews priority'))
+      .map(
+        (x) =>
+          `- HIGH ${share * 100}%, ${x}: HIGH p99 ${+(at(x).high.p99Ms / hap.high.p99Ms).toFixed(2)}× HAProxy's; LOW ${+(at(x).low.donePerS / Math.max(0.1, base.low.donePerS)).toFixed(2)}× ews's default LOW done/s.`,
+      );
+  }),
 ].join('\n');
 writeFileSync(join(dir, 'table1.md'), `${md}\n`);
-const colors: Record<string, string> = { 'ews priority': '#0b63c5', 'HAProxy priority': '#e8710a', 'ews fifo': '#7cb2e8', 'HAProxy fifo': '#f5b27a' };
+const colors: Record<string, string> = {
+  'ews priority': '#0b63c5',
+  'ews priority reserve 0.25': '#2e8b57',
+  'ews priority reserve 0.5': '#8b2e6b',
+  'HAProxy priority': '#e8710a',
+  'ews fifo': '#7cb2e8',
+  'HAProxy fifo': '#f5b27a',
+};
 for (const share of SHARES) {
   for (const [metric, label] of [
     ['p99Ms', 'HIGH p99 (ms)'],

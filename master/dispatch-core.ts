@@ -41,9 +41,10 @@ export class DispatchCore<P> {
   readonly serviceMs: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
-  /** The first class by priority (HIGH) may fill a board; the others leave qos.highReserve of its slots free for it. */
+  /** qos.highReserve: on each board that many slots are the first class's (HIGH), counting its jobs there; the others see them as taken. */
   private readonly firstCls: number;
-  private readonly restRoom: number;
+  private readonly firstOn: number[];
+  private readonly restWork: MasterWork;
   /** A CGI program's concurrencyMax per board. */
   private readonly groups: RunGroups;
   private readonly counts: Record<OutcomeName, number[]>;
@@ -76,7 +77,10 @@ export class DispatchCore<P> {
     this.all = cfg.boards.map((b) => b.index);
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
-    this.restRoom = Math.max(1, cfg.limits.inFlightPerBoardMax - Math.floor(q.highReserve * cfg.limits.inFlightPerBoardMax));
+    this.firstOn = cfg.boards.map(() => 0);
+    const reserved = Math.min(cfg.limits.inFlightPerBoardMax - 1, Math.floor(q.highReserve * cfg.limits.inFlightPerBoardMax));
+    const rest = { n: table.n, runstate: this.view.runstate, linknum: (i: number) => this.view.linknum(i) + Math.max(0, reserved - this.firstOn[i]!) };
+    this.restWork = new MasterWork(rest, self, cfg.cluster.masterWork, cfg.boards.length);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -254,11 +258,13 @@ export class DispatchCore<P> {
     const running = this.inflight.reduce((a, n) => a + n, 0);
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
     this.groups.check(this.running.values());
+    const firstOn = this.firstOn.map(() => 0);
+    for (const j of this.running.values()) if (j.cls === this.firstCls) firstOn[j.board]!++;
+    if (firstOn.some((n, b) => n !== this.firstOn[b])) throw new Error('invariant: first-class counts per board disagree with the running jobs');
   }
 
   // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
   // per pass), and the pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
-  // Two such boards: at the whole room (the first class) and at the room less the reserve (the others).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
   private passOpenRest: number | undefined | null = null;
@@ -268,7 +274,7 @@ export class DispatchCore<P> {
     const pool = j.group === undefined ? tried : this.groups.withRoom(j.group, j.groupMax, tried ?? this.all);
     const first = j.cls === this.firstCls;
     const open = first ? this.passOpen : this.passOpenRest;
-    const b = pool === undefined && open !== null ? open : this.boardFor(pool, first ? this.cfg.limits.inFlightPerBoardMax : this.restRoom);
+    const b = pool === undefined && open !== null ? open : (first ? this.masterWork : this.restWork).pick(pool, this.cfg.limits.inFlightPerBoardMax, this.lastPick);
     if (pool === undefined && first) this.passOpen = b;
     else if (pool === undefined) this.passOpenRest = b;
     if (b !== undefined) this.passChosen = b;
@@ -306,6 +312,7 @@ export class DispatchCore<P> {
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
       this.groups.started(job);
+      if (job.cls === this.firstCls) this.firstOn[chosen]!++;
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }
@@ -314,6 +321,7 @@ export class DispatchCore<P> {
     job.state = 'done';
     this.inflight[job.cls]!--;
     this.groups.ended(job);
+    if (job.cls === this.firstCls) this.firstOn[job.board]!--;
     this.table.completed(job.board);
     this.running.delete(job.id);
   }
@@ -334,10 +342,6 @@ export class DispatchCore<P> {
 
   private dropped(responseMs: number): Outcome {
     return { responseMs, level: 0, levels: CONTENT_LEVELS, deadlineMet: false };
-  }
-
-  private boardFor(pool: readonly number[] | undefined, cap: number): number | undefined {
-    return this.masterWork.pick(pool, cap, this.lastPick);
   }
 
   private candidates(job: Job<P>): number[] {

@@ -273,7 +273,7 @@ export class ClusterLink {
       this.counter = 1;
       this.epoch++;
     }
-    if (msg.type === 'STATE') {
+    if (msg.type === 'STATE' && to === 'all') {
       const now = this.clock.now();
       if (this.lastSentTerm === msg.term) {
         const gap = now - this.lastSentAt;

@@ -263,4 +263,10 @@ test('qos.highReserve: the other classes leave that share of each board to the f
   assert.equal(high.length, 6, 'HIGH takes the reserved slots at once, up to the whole board');
   assert.equal(core.queued(0), 1);
   core.check();
+  // The reserve counts HIGH's own jobs: with two HIGH running on a board, LOW may fill the rest.
+  const fresh = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.5 }).core;
+  for (let i = 0; i < 2; i++) assert.deepEqual(dispatches(fresh.submit(`h${i}`, info({ cls: 0, candidates: [0] }), 0).effects), [`h${i}@0`]);
+  const lows = [0, 1, 2].flatMap((i) => dispatches(fresh.submit(`l${i}`, info({ cls: 1, candidates: [0] }), 0).effects));
+  assert.deepEqual(lows, ['l0@0', 'l1@0'], 'the board fills up; the third LOW waits');
+  fresh.check();
 });
