@@ -263,8 +263,7 @@ export class DispatchCore<P> {
     if (firstOn.some((n, b) => n !== this.firstOn[b])) throw new Error('invariant: first-class counts per board disagree with the running jobs');
   }
 
-  // ---- internals: the scheduler's test of a job in a pass of pumpInto, made once (not a closure
-  // per pass), and the pass's state: the board the runnable job goes to, the board for any job (null: not looked for).
+  // ---- internals: the scheduler's test of a job in a pass of pumpInto (made once), the board it goes to, the board for any job per room (null: not looked for).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
   private passOpenRest: number | undefined | null = null;
