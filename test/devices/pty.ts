@@ -1,6 +1,6 @@
 // Real pseudo-terminal pairs from socat, and serial-port wires for simulators.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
@@ -22,8 +22,15 @@ async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> 
   }
 }
 
+/** The pairs' directories go when the test file's process ends (a pair may be killed and restarted). */
+const pairDirs = new Set<string>();
+process.once('exit', () => {
+  for (const d of pairDirs) rmSync(d, { recursive: true, force: true });
+});
+
 /** Two linked ptys: the driver opens `a`, the device (simulator or pymodbus) opens `b`. */
 export async function ptyPair(dir = mkdtempSync(join(tmpdir(), 'ews-pty-'))): Promise<PtyPair> {
+  pairDirs.add(dir);
   const a = join(dir, 'ttyA'),
     b = join(dir, 'ttyB');
   const start = async () => {

@@ -21,6 +21,7 @@ describe('CGI programs with login', () => {
   const b1 = mkdtempSync(join(tmpdir(), 'ews-cgi-b1-'));
   const b2 = mkdtempSync(join(tmpdir(), 'ews-cgi-b2-'));
   const runs = join(b2, 'runs.log');
+  const stateDir = mkdtempSync(join(tmpdir(), 'ews-cgi-state-'));
   let token = '';
   const ask = (i: number, path: string, init: RequestInit = {}) =>
     fetch(`${c.boards[i]!.url}${path}`, {
@@ -41,7 +42,6 @@ describe('CGI programs with login', () => {
     program(b2, 'hop2.sh', 'printf "Location: /cgi-bin/who.sh/from-hop2\\n\\n"');
     program(b2, 'slow.sh', `echo "$EWS_BOARD" >> ${runs}\nsleep 3\nprintf "Content-Type: text/plain\\n\\ndone"`);
     const passwordHash = await hashPassword('ada-pass-123');
-    const stateDir = mkdtempSync(join(tmpdir(), 'ews-cgi-state-'));
     c = await makeCluster(2, (cfg) => {
       cfg.stateDir = stateDir;
       cfg.auth = { users: [{ name: 'ada', role: 'operator', passwordHash }] };
@@ -59,6 +59,7 @@ describe('CGI programs with login', () => {
     await c.stop();
     rmSync(b1, { recursive: true, force: true });
     rmSync(b2, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
   });
 
   const envOf = async (r: Response) =>
