@@ -15,7 +15,7 @@ import type { Logger } from '../log.ts';
 import { absClock, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { runPlane } from './plane.ts';
 import { systemTimers } from './system-timers.ts';
-import { favourThread, REQUEST_NICE_STEP } from './thread-priority.ts';
+import { favourThread, keepOnOneCpu, ownQuotaCores, REQUEST_NICE_STEP } from './thread-priority.ts';
 
 /** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
 const BUNDLED = !import.meta.url.endsWith('.ts');
@@ -240,6 +240,10 @@ export class ClusterMirror {
       // The plane runs on a thread of its own: every other thread yields to it (thread-priority.ts).
       const n = favourThread(m.tid);
       this.log.debug({ planeThread: m.tid, niced: n, by: REQUEST_NICE_STEP }, 'the cluster plane goes first on the CPU');
+      // Priority orders threads on one CPU only: under a quota below one core, keep them on one.
+      const quota = ownQuotaCores();
+      const cpu = quota !== undefined && quota < 1 ? keepOnOneCpu() : undefined;
+      if (cpu !== undefined) this.log.info({ quotaCores: quota, cpu }, "under a CPU quota below one core: the board's threads stay on one CPU, so the cluster plane goes first");
     } else if (m.t === 'metrics') {
       this.metricsText = m.text;
       this.metricsArrived?.();
