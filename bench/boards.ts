@@ -10,7 +10,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
@@ -42,12 +42,13 @@ interface Target {
 }
 
 /** What a started system is: its entry URL, CPU groups and processes, and how to stop it. */
-const target = (url: string, groups: CpuGroup[], procs: ChildProcess[]): Target => ({
+const target = (url: string, groups: CpuGroup[], procs: ChildProcess[], dir: string): Target => ({
   url,
   groups,
   pids: procs.map((p) => p.pid!),
   stop: async () => {
     await stopAll(procs);
+    rmSync(dir, { recursive: true, force: true });
     for (const g of groups) g.remove();
   },
 });
@@ -71,7 +72,8 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
     stateDir: false, // memory only, said so: a bench run leaves nothing behind
     benchmarkHandlers: true,
   };
-  const file = join(mkdtempSync(join(tmpdir(), 'ews-boards-')), 'c.json');
+  const dir = mkdtempSync(join(tmpdir(), 'ews-boards-'));
+  const file = join(dir, 'c.json');
   writeFileSync(file, JSON.stringify(cfg));
   const groups = shares ? groupsFor(`ews${n}`, shares) : [];
   const procs = cfg.boards.map((b, i) => {
@@ -96,7 +98,7 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
     30_000,
     100,
   );
-  return target(url, groups, procs);
+  return target(url, groups, procs, dir);
 }
 
 /** HAProxy (leastconn, maxconn C) in front of n plain servers; HAProxy shares board 1's group. */
@@ -134,7 +136,7 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
   procs.push(hp);
   const url = `http://127.0.0.1:${front}`;
   await waitFor('haproxy up', async () => (await fetch(`${url}/cgi-bin/echo?ms=1`)).ok, 20_000, 50);
-  return target(url, groups, procs);
+  return target(url, groups, procs, dir);
 }
 
 /** A plain Node HTTP server answering what a board's echo answers. */

@@ -4,7 +4,7 @@
 // requests at once, S ms each. Results: bench/results/table1.{json,md} and table1-*.svg.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
@@ -49,7 +49,8 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promis
   const n = BOARDS + 1;
   const ports = await freePorts(2 * n);
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
-  const file = join(mkdtempSync(join(tmpdir(), 'ews-t1-')), 'c.json');
+  const dir = mkdtempSync(join(tmpdir(), 'ews-t1-'));
+  const file = join(dir, 'c.json');
   writeFileSync(
     file,
     JSON.stringify({
@@ -86,7 +87,12 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promis
     }
     return n;
   };
-  return { name: `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${highReserve}`}`, base: urls[0]!, wastedMs: wasted, stop: () => stopAll(procs).then(() => {}) };
+  return {
+    name: `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${highReserve}`}`,
+    base: urls[0]!,
+    wastedMs: wasted,
+    stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
+  };
 }
 
 async function haproxy(priority: boolean): Promise<System> {
@@ -121,7 +127,7 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
     for (const p of backs) n += ((await (await fetch(`http://127.0.0.1:${p}/stats`)).json()) as { wastedMs: number }).wastedMs;
     return n;
   };
-  return { name: `HAProxy ${priority ? 'priority' : 'fifo'}`, base, wastedMs: wasted, stop: () => stopAll(procs).then(() => {}) };
+  return { name: `HAProxy ${priority ? 'priority' : 'fifo'}`, base, wastedMs: wasted, stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })) };
 }
 
 interface Row {

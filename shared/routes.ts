@@ -5,8 +5,14 @@
 
 import { nonCanonical } from './request-target.ts';
 
-/** Who may call: no login, or at least this role (viewer < operator < admin). */
-export type Caller = 'public' | 'viewer' | 'operator' | 'admin';
+/** Each role may do what the ones before it may: viewers read, operators control devices, admins run the cluster (restore, config, drain, handover, upgrade). */
+export type Role = 'viewer' | 'operator' | 'admin';
+export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
+/** Whether `role` may do what `need` may. */
+export const roleAtLeast = (role: Role, need: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(need);
+
+/** Who may call: no login, or at least this role. */
+export type Caller = 'public' | Role;
 
 /**
  * Who answers: `board` any board itself, at once; `master` the master itself (another board
@@ -97,7 +103,6 @@ export function answeredHere(method: string, path: string, isMaster: boolean): (
   return route.answers === 'board' || (route.answers === 'master' && isMaster) ? route : undefined;
 }
 
-const RANK: Record<Caller, number> = { public: 0, viewer: 1, operator: 2, admin: 3 };
 /** CGI local redirects followed for one client request, at most. */
 export const REDIRECT_HOPS_MAX = 3;
 
@@ -113,6 +118,6 @@ export function redirectWay(target: string, role: string | undefined, hops: numb
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   if (answeredHere('GET', path, true)) return 'client';
-  const need = RANK[callerFor('GET', path)];
-  return need === 0 || (role !== undefined && role in RANK && RANK[role as Caller] >= need) ? 'cluster' : 'client';
+  const need = callerFor('GET', path);
+  return need === 'public' || (role !== undefined && ROLES.includes(role as Role) && roleAtLeast(role as Role, need)) ? 'cluster' : 'client';
 }

@@ -6,7 +6,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthConfig, Config, UserConfig } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { type Role, roleAtLeast, SERVICE_SESSION_TTL_S, type Session, type SessionSigner } from './session.ts';
+import { type Role, roleAtLeast } from '../../shared/routes.ts';
+import { SERVICE_SESSION_TTL_S, type Session, type SessionSigner } from './session.ts';
 
 export const COOKIE = 'ews_session';
 

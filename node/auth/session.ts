@@ -2,12 +2,8 @@
 // any board can check it and no board has to remember it. The CSRF token is derived from the
 // session id, so it is bound to the session and never stored either.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ROLES, type Role } from '../../shared/routes.ts';
 
-/** Each role may do what the ones before it may: viewers read, operators control devices, admins run the cluster (restore, config, drain, handover, upgrade). */
-export type Role = 'viewer' | 'operator' | 'admin';
-export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
-/** Whether `role` may do what `need` may. */
-export const roleAtLeast = (role: Role, need: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(need);
 /** `svc`: an internal caller of this board (schedules, the MQTT bridge), not a configured user. */
 export interface Session {
   sid: string;

@@ -8,7 +8,6 @@ import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { cookieValue } from '../../shared/cookie.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { DeviceDirectory } from '../devices/device-directory.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
 import { type Answer, sendError, sendJson } from '../http/http-io.ts';
@@ -32,8 +31,7 @@ interface Target {
 }
 export class Handlers {
   private readonly site: LevelFiles[];
-  /** Work done for clients that had gone (ms): what an abort saves. */
-  /** Work done for clients that had already gone, in all (ms). */
+  /** Work done for clients that had already gone, in all (ms): what an abort saves. */
   wastedMs = 0;
   constructor(
     private readonly cfg: Config,
@@ -80,8 +78,7 @@ export class Handlers {
     };
     if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.cfg, this.board, this.devices, x, path));
     // The master scoped the client's key to its user (node/http/router.ts).
-    if (typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
-    const out = await this.idem.run(key, requestHash(x.method, path, x.body), () => deviceCgi(this.cfg, this.board, this.devices, x, path));
+    const out = await this.idem.request(key, x.method, path, x.body, () => deviceCgi(this.cfg, this.board, this.devices, x, path));
     reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
   }
 

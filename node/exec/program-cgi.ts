@@ -6,7 +6,7 @@ import { cgiEnvironment, LOCAL_REDIRECT, type ProgramTarget } from '../../shared
 import type { CgiProgramConfig } from '../../shared/cgi-config.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
+import { parseUserLine } from '../../shared/user-line.ts';
 import type { PortWorker } from '../devices/port-worker.ts';
 import type { Answer } from '../http/http-io.ts';
 import type { Captured, IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
@@ -17,12 +17,6 @@ import { type CgiOutcome, runCgi } from './cgi-runner.ts';
 import type { ExecRequest } from './exec-request.ts';
 
 const first = (v: string | string[] | undefined) => (typeof v === 'string' ? v : v?.[0]);
-
-/** The user the master's guard established (`name role via`); only the master sets the header. */
-function userOf(h: string | undefined): { name: string; role: string; via: 'cookie' | 'bearer' } | undefined {
-  const m = h === undefined ? null : /^(\S+) (viewer|operator|admin) (cookie|bearer)$/.exec(h);
-  return m ? { name: m[1]!, role: m[2]!, via: m[3] as 'cookie' | 'bearer' } : undefined;
-}
 
 export async function programCgi(
   cfg: Config,
@@ -52,7 +46,8 @@ export async function programCgi(
     serverName: colon > 0 ? host.slice(0, colon) : host,
     serverPort: colon > 0 ? Number(host.slice(colon + 1)) || board.httpPort : board.httpPort,
     https: cfg.tls !== undefined,
-    user: userOf(first(x.headers['x-ews-user'])),
+    // The user the master's guard established; only the master sets the header.
+    user: parseUserLine(first(x.headers['x-ews-user'])),
     board: board.id,
     idempotencyKey: key,
     devicePort: options.port,
@@ -92,8 +87,7 @@ export async function programCgi(
     return { status: a.status, body: a.body.toString('latin1'), headers: h };
   };
   if (x.method !== 'POST' || key === undefined) return run();
-  if (!SCOPED_KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
-  return idem.run(key, requestHash(x.method, x.url, x.body), run);
+  return idem.request(key, x.method, x.url, x.body, run);
 }
 
 /** Writes a program's captured answer (its body kept byte for byte as latin1). */

@@ -17,6 +17,7 @@ import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { redirectWay } from '../../shared/routes.ts';
+import { parseUserLine } from '../../shared/user-line.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Logger } from '../log.ts';
 import { EMPTY } from './answer.ts';
@@ -301,7 +302,7 @@ export class Intake {
   /** RFC 3875 §6.2.2: what a GET of the path answers, served inside the cluster when it may be (shared/routes.ts), else a 302. */
   private followRedirect(ex: Exchange, location: string): void {
     if (ex.res.destroyed || ex.res.writableEnded) return;
-    const how = redirectWay(location, this.d.cfg.auth?.disabled ? 'admin' : ex.user?.split(' ')[1], ex.hops);
+    const how = redirectWay(location, this.d.cfg.auth?.disabled ? 'admin' : parseUserLine(ex.user)?.role, ex.hops);
     if (how === 'loop') return void sendError(ex.res, new EwsError('CGI_REDIRECT_LOOP', `${ex.url} led on to ${location.slice(0, 80)}`));
     if (how === 'cluster') return void this.admit(ex.req, ex.res, 'GET', location, EMPTY, ex.session, undefined, ex.user, ex.hops + 1);
     ex.res.writeHead(302, { location, 'content-length': '0', 'cache-control': 'no-store' });

@@ -9,6 +9,7 @@ import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/routes.ts';
+import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
@@ -140,7 +141,7 @@ export class Router {
     if (method === 'POST') logCommandWhenAnswered(d.operator(), who?.user ?? null, path, body, res);
     logProgramWhenAnswered(d.operator(), who?.user ?? null, method, path, res);
     // Only a session that verifies skips admission (a public page's too); any other cookie is no session.
-    const user = who && who.via !== 'open' ? `${who.user} ${who.role} ${who.via}` : undefined;
+    const user = who && who.via !== 'open' ? userLine({ name: who.user, role: who.role, via: who.via }) : undefined;
     d.intake.handle(req, res, body, who ? who.session !== undefined : d.guard.verifiedSession(req, now), key, user);
     return true;
   }

@@ -1,10 +1,10 @@
-// Runs a device action at most once per Idempotency-Key across the cluster: records it pending,
+// Runs a device action or a CGI program at most once per Idempotency-Key across the cluster: records it pending,
 // coalesces a concurrent retry onto the running attempt, records the answer, and tells every
 // board (IDEM packets) so a retry through another board or a new master replays it. With an
 // intent log (stateDir) the start is on disk before the device is touched: a board killed
 // between the device and the outcome answers the key IDEMPOTENCY_UNKNOWN after its restart.
 import { EwsError } from '../../shared/errors.ts';
-import type { IdempotencyStore, IdemRecord } from '../../shared/idempotency-store.ts';
+import { type IdempotencyStore, type IdemRecord, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { IntentLog } from './intent-log.ts';
 
 export interface Captured {
@@ -47,6 +47,12 @@ export class IdempotentExecutor {
     for (const e of this.log?.entries() ?? []) {
       if (e.state === 'started') this.broadcast({ key: e.key, hash: e.hash, state: 'unknown', board: this.self, status: 409, body: undefined, atMs: 0 });
     }
+  }
+
+  /** A keyed request as the master sent it (its key already scoped to the sender): checked, hashed, run at most once. */
+  request(key: string | string[], method: string, path: string, body: Buffer, exec: () => Promise<Captured>): Promise<IdemOutcome> {
+    if (typeof key !== 'string' || !SCOPED_KEY_RE.test(key)) throw new EwsError('BAD_REQUEST', 'Idempotency-Key must be 1-128 visible ASCII characters');
+    return this.run(key, requestHash(method, path, body), exec);
   }
 
   async run(key: string, hash: string, exec: () => Promise<Captured>): Promise<IdemOutcome> {

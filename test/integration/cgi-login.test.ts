@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hashPassword } from '../../node/auth/password.ts';
-import { converged, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { converged, makeCluster, outcome, retryUntil, type TestCluster, waitFor } from './harness.ts';
 
 const program = (dir: string, name: string, body: string) => {
   writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
@@ -100,11 +100,7 @@ describe('CGI programs with login', () => {
   });
 
   test('a keyed POST across a SIGKILL of its board: the retry is IDEMPOTENCY_UNKNOWN, the program ran once', async () => {
-    const post = () =>
-      ask(0, '/cgi-bin/slow.sh', { method: 'POST', headers: { 'idempotency-key': 'slow-1' } }).then(
-        async (r) => ({ status: r.status, text: await r.text() }),
-        (e: Error) => ({ status: 0, text: e.message }),
-      );
+    const post = () => outcome(ask(0, '/cgi-bin/slow.sh', { method: 'POST', headers: { 'idempotency-key': 'slow-1' } }));
     const first = post();
     await waitFor('the program started on b2', async () => existsSync(runs) && readFileSync(runs, 'utf8').trim().length > 0, 10_000, 5);
     await c.kill('b2');
@@ -112,15 +108,7 @@ describe('CGI programs with login', () => {
     assert.ok(a.status === 0 || a.status >= 500, `the first attempt failed with its board: ${a.status} ${a.text}`);
     c.start('b2');
     await converged(c);
-    const retry = await waitFor(
-      'a final answer to the retry',
-      async () => {
-        const r = await post();
-        return r.status === 409 ? r : undefined;
-      },
-      20_000,
-      100,
-    );
+    const retry = await retryUntil(409, post, 20_000);
     assert.match(retry.text, /IDEMPOTENCY_UNKNOWN/);
     // The first run, orphaned by the kill, finished its sleep meanwhile; nothing ran it again.
     assert.deepEqual(readFileSync(runs, 'utf8').trim().split('\n'), ['b2']);

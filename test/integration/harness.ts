@@ -149,6 +149,27 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/** A request's status and text; a request that failed on the way (a board killed under it) is status 0. */
+export function outcome(request: Promise<Response>): Promise<{ status: number; text: string }> {
+  return request.then(
+    async (r) => ({ status: r.status, text: await r.text() }),
+    (e: Error) => ({ status: 0, text: e.message }),
+  );
+}
+
+/** Retry a request until it answers `status` (a keyed retry after a crash: the final answer). */
+export function retryUntil(status: number, request: () => Promise<{ status: number; text: string }>, timeoutMs: number): Promise<{ status: number; text: string }> {
+  return waitFor(
+    `a ${status} answer to the retry`,
+    async () => {
+      const r = await request();
+      return r.status === status ? r : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
 export interface ClusterJson {
   cluster: string;
   master: string | null;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ptyDevices } from '../security/pty-devices.ts';
-import { converged, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { converged, makeCluster, outcome, retryUntil, type TestCluster, waitFor } from './harness.ts';
 
 describe('exactly once across a crash of the executing board', () => {
   let c: TestCluster;
@@ -30,11 +30,7 @@ describe('exactly once across a crash of the executing board', () => {
 
   test('SIGKILL between the device and the answer: the retry is IDEMPOTENCY_UNKNOWN, never a second run', async () => {
     const valve = devices.sims.valve;
-    const post = () =>
-      fetch(`${c.boards[0]!.url}/cgi-bin/devices/valve3/open`, { method: 'POST', headers: { 'idempotency-key': 'crash-1' }, signal: AbortSignal.timeout(15_000) }).then(
-        async (r) => ({ status: r.status, text: await r.text() }),
-        (e: Error) => ({ status: 0, text: e.message }),
-      );
+    const post = () => outcome(fetch(`${c.boards[0]!.url}/cgi-bin/devices/valve3/open`, { method: 'POST', headers: { 'idempotency-key': 'crash-1' }, signal: AbortSignal.timeout(15_000) }));
     const before = valve.commands;
     valve.faults.delayMs = 4000;
     const first = post();
@@ -45,15 +41,7 @@ describe('exactly once across a crash of the executing board', () => {
     assert.ok(a.status === 0 || a.status >= 500, `the first attempt failed with the board: ${a.status} ${a.text}`);
     c.start('b3');
     await converged(c);
-    const retry = await waitFor(
-      'a final answer to the retry',
-      async () => {
-        const r = await post();
-        return r.status === 409 ? r : undefined;
-      },
-      15_000,
-      100,
-    );
+    const retry = await retryUntil(409, post, 15_000);
     assert.match(retry.text, /IDEMPOTENCY_UNKNOWN/);
     assert.equal(valve.commands, before + 1, 'the device ran it once');
   });

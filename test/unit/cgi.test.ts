@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { classAtRank } from '../../master/classify.ts';
 import { type CgiRequest, cgiEnvironment, parseCgiOutput, programNameProblem, programTarget } from '../../shared/cgi.ts';
 import { parseConfig } from '../../shared/config.ts';
+import { parseUserLine, userLine } from '../../shared/user-line.ts';
 
 test('a target names a program, its PATH_INFO and its query; built-in names are not programs', () => {
   assert.deepEqual(programTarget('/cgi-bin/pump.sh'), { name: 'pump.sh', pathInfo: '', query: '' });
@@ -158,4 +159,11 @@ test("a program's class: control is the first class by priority, page the last",
   ] as unknown as Parameters<typeof classAtRank>[0];
   assert.equal(classAtRank(classes, 'first'), 1);
   assert.equal(classAtRank(classes, 'last'), 0);
+});
+
+test('the user line a dispatch frame carries: made and read back, anything else refused', () => {
+  const line = userLine({ name: 'ada', role: 'operator', via: 'bearer' });
+  assert.equal(line, 'ada operator bearer');
+  assert.deepEqual(parseUserLine(line), { name: 'ada', role: 'operator', via: 'bearer' });
+  for (const bad of [undefined, '', 'ada root bearer', 'ada operator open', 'ada operator bearer extra']) assert.equal(parseUserLine(bad), undefined, String(bad));
 });
