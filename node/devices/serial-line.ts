@@ -69,6 +69,8 @@ export class SerialLine extends EventEmitter<SerialLineEvents> {
 
   stop(): void {
     this.stopped = true;
+    // A reclaim under way ends here: the port stays closed.
+    if (this.lent) this.emit('openFailed', 'stopped');
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
     const p = this.port;

@@ -99,3 +99,29 @@ describe('a program lent its port, with the poller running', () => {
     assert.equal(get.json.count, ALTERNATIONS);
   });
 });
+
+test('a line stopped while its port is lent out ends the loan: the job settles, the port stays closed', { timeout: 10_000 }, async () => {
+  const pty = await ptyPair();
+  const cfg = parseConfig({
+    cluster: { key: KEY },
+    boards: [{ id: 'b1', address: '127.0.0.1' }],
+    devices: [{ id: 'v', driver: 'line', attach: [{ board: 'b1', port: pty.a }], eol: '\n', ok: '^OK', pollMs: 0, points: { p: { query: 'P?', parse: '^OK (\\d+)' } }, actions: {} }],
+  });
+  const m = new DeviceManager(cfg.devices, 0, openRealPort, silentLogger, { queueMax: 4, backoffMaxMs: 200 });
+  m.start();
+  try {
+    const w = m.worker(pty.a)!;
+    await new Promise<void>((resolve) => w.line.once('online', resolve));
+    // Stopped once the program is done, while the port is being opened again.
+    const lent = w.lend('control', async () => {
+      setImmediate(() => m.stop());
+      return 'ran';
+    });
+    assert.equal(await lent, 'ran');
+    assert.equal(w.line.online, false);
+    assert.equal(w.line.lent, false);
+  } finally {
+    m.stop();
+    await pty.kill();
+  }
+});
