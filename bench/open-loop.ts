@@ -9,6 +9,8 @@ export interface ClassResult {
   failed: number;
   timeouts: number;
   latencies: number[];
+  /** When each of `latencies` was sent, in ms from the first request. */
+  sentAtMs: number[];
   /** 503 answers (refused: admission, adaptation at level 0, a full queue). */
   refused: number;
   /** The content level of each 200 answer (X-EWS-Tree), where the server says. */
@@ -33,7 +35,7 @@ export async function openLoop(
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const { cls, path, headers } = pick(i);
-    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [], refused: 0, levels: [] };
+    out[cls] ??= { sent: 0, ok: 0, failed: 0, timeouts: 0, latencies: [], sentAtMs: [], refused: 0, levels: [] };
     const r = out[cls];
     r.sent++;
     const t0 = performance.now();
@@ -45,6 +47,7 @@ export async function openLoop(
             if (res.statusCode === 200) {
               r.ok++;
               r.latencies.push(performance.now() - t0);
+              r.sentAtMs.push(t0 - start);
               const level = Number(res.headers['x-ews-level']);
               if (level > 0) r.levels.push(level);
             } else {

@@ -9,6 +9,7 @@ import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { StateTable } from '../shared/state-table.ts';
 import { classAtRank } from './classify.ts';
+import { HighReserve } from './high-reserve.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
 import { type BoardLoadView, MasterWork } from './least-connection.ts';
 import { AdmissionController } from './qos/admission.ts';
@@ -41,10 +42,9 @@ export class DispatchCore<P> {
   readonly serviceMs: number[];
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
-  /** qos.highReserve: on each board that many slots are the first class's (HIGH), counting its jobs there; the others see them as taken. */
   private readonly firstCls: number;
-  private readonly firstOn: number[];
-  private readonly restWork: MasterWork;
+  /** qos.highReserve: slots the other classes leave free while the first is active. */
+  private readonly highReserve: HighReserve;
   /** A CGI program's concurrencyMax per board. */
   private readonly groups: RunGroups;
   private readonly counts: Record<OutcomeName, number[]>;
@@ -77,10 +77,7 @@ export class DispatchCore<P> {
     this.all = cfg.boards.map((b) => b.index);
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
-    this.firstOn = cfg.boards.map(() => 0);
-    const reserved = Math.min(cfg.limits.inFlightPerBoardMax - 1, Math.floor(q.highReserve * cfg.limits.inFlightPerBoardMax));
-    const rest = { n: table.n, runstate: this.view.runstate, linknum: (i: number) => this.view.linknum(i) + Math.max(0, reserved - this.firstOn[i]!) };
-    this.restWork = new MasterWork(rest, self, cfg.cluster.masterWork, cfg.boards.length);
+    this.highReserve = new HighReserve(q.highReserve, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -97,6 +94,7 @@ export class DispatchCore<P> {
   /** A client request arrives. The effects include its own dispatch or refusal when immediate. */
   submit(payload: P, info: JobInfo, nowMs: number): { job: Job<P>; effects: Effect<P>[] } {
     const job = newJob(payload, info, nowMs);
+    if (job.cls === this.firstCls) this.highReserve.firstArrived(nowMs);
     return { job, effects: this.admit(job, nowMs) };
   }
 
@@ -258,32 +256,31 @@ export class DispatchCore<P> {
     const running = this.inflight.reduce((a, n) => a + n, 0);
     if (running !== this.running.size) throw new Error(`invariant: ${running} in flight by class, ${this.running.size} running`);
     this.groups.check(this.running.values());
-    const firstOn = this.firstOn.map(() => 0);
-    for (const j of this.running.values()) if (j.cls === this.firstCls) firstOn[j.board]!++;
-    if (firstOn.some((n, b) => n !== this.firstOn[b])) throw new Error('invariant: first-class counts per board disagree with the running jobs');
   }
 
   // ---- internals: the scheduler's test of a job in a pass of pumpInto (made once), the board it goes to, the board for any job per room (null: not looked for).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
-  private passOpenRest: number | undefined | null = null;
   private readonly canRunJob = (j: Job<P>): boolean => {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
+    if (j.cls !== this.firstCls && !this.highReserve.allows(this.viewNow)) return false;
     const tried = j.tried.length > 0 ? this.candidates(j) : j.candidates;
     const pool = j.group === undefined ? tried : this.groups.withRoom(j.group, j.groupMax, tried ?? this.all);
-    const first = j.cls === this.firstCls;
-    const open = first ? this.passOpen : this.passOpenRest;
-    const b = pool === undefined && open !== null ? open : (first ? this.masterWork : this.restWork).pick(pool, this.cfg.limits.inFlightPerBoardMax, this.lastPick);
-    if (pool === undefined && first) this.passOpen = b;
-    else if (pool === undefined) this.passOpenRest = b;
+    const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.masterWork.pick(pool, this.cfg.limits.inFlightPerBoardMax, this.lastPick);
+    if (pool === undefined) this.passOpen = b;
     if (b !== undefined) this.passChosen = b;
     return b !== undefined;
   };
 
+  /** The HIGH reserve now: the slots work may use, the free ones, and how many of them are kept for the first class. */
+  reserveNow(): { slots: number; free: number; reserved: number } {
+    return this.highReserve.state();
+  }
+
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
     for (;;) {
-      this.passOpen = this.passOpenRest = null;
+      this.passOpen = null;
       const job = this.scheduler.take(nowMs, this.canRunJob);
       const chosen = this.passChosen;
       if (!job) return out;
@@ -311,7 +308,6 @@ export class DispatchCore<P> {
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
       this.groups.started(job);
-      if (job.cls === this.firstCls) this.firstOn[chosen]!++;
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }
@@ -320,7 +316,6 @@ export class DispatchCore<P> {
     job.state = 'done';
     this.inflight[job.cls]!--;
     this.groups.ended(job);
-    if (job.cls === this.firstCls) this.firstOn[job.board]!--;
     this.table.completed(job.board);
     this.running.delete(job.id);
   }

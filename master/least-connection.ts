@@ -57,6 +57,11 @@ export class MasterWork {
     return leastConnection(this.view, cap, after, pool);
   }
 
+  /** Whether board i's slots count as the cluster's serving capacity: the master's do unless it only forwards while another board runs. */
+  mayServe(i: number): boolean {
+    return i !== this.self || !this.forwardOnly || !this.othersCanServe(undefined);
+  }
+
   /** Whether a board other than the master is running and may serve (it may be full right now). */
   private othersCanServe(pool: readonly number[] | undefined): boolean {
     for (const i of pool ?? this.others) if (i !== this.self && this.view.runstate(i) === 1) return true;

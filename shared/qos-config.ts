@@ -109,7 +109,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
 }
 
 /** The share of each board's slots kept for the first class (see docs/qos.md for the measurement behind it). */
-export const HIGH_RESERVE_DEFAULT = 0.125;
+export const HIGH_RESERVE_DEFAULT = 0.0625;
 
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
   const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve'], false) ?? {};

@@ -248,25 +248,39 @@ test("a run group (a CGI program's concurrencyMax): at most groupMax per board; 
   core.check();
 });
 
-test('qos.highReserve: the other classes leave that share of each board to the first; a HIGH arrival finds a slot while LOW waits', () => {
-  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.5 });
+test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves that share of the cluster's slots free; a HIGH arrival finds one at once", () => {
+  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25 });
+  // No HIGH yet: LOW may fill every slot.
   const low: string[] = [];
-  for (let i = 0; i < 8; i++) low.push(...dispatches(core.submit(`l${i}`, info({ cls: 1 }), 0).effects));
-  assert.equal(low.length, 6, 'two LOW per board (4 less half)');
-  assert.equal(core.queued(1), 2);
+  for (let i = 0; i < 13; i++) low.push(...dispatches(core.submit(`l${i}`, info({ cls: 1 }), 0).effects));
+  assert.equal(low.length, 12, 'no first-class arrival yet: no reserve');
+  assert.equal(core.queued(1), 1);
+  // HIGH arrives (it waits: every slot is taken); from now on 3 of the 12 slots (0.25) stay free for it.
+  const h0 = core.submit('h0', info({ cls: 0 }), 10);
+  assert.equal(h0.job.state, 'queued');
+  assert.deepEqual(core.reserveNow(), { slots: 12, free: 0, reserved: 3 });
+  core.check();
+  const fresh = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25 });
+  fresh.core.submit('h', info({ cls: 0 }), 0); // HIGH active
+  const lows = Array.from({ length: 12 }, (_, i) => fresh.core.submit(`l${i}`, info({ cls: 1 }), 1));
+  assert.equal(lows.filter((l) => l.job.state === 'running').length, 8, '12 slots, one taken by HIGH, 3 kept free: LOW takes 8');
+  assert.equal(fresh.core.reserveNow().free, 3);
+  const high = [1, 2, 3].flatMap((i) => dispatches(fresh.core.submit(`h${i}`, info({ cls: 0 }), 2).effects));
+  assert.equal(high.length, 3, 'three HIGH arrivals find a slot at once, while 4 LOW wait');
+  assert.equal(fresh.core.queued(1), 4);
+  // A LOW completion frees a slot that LOW may not take: the reserve is short by one.
+  assert.deepEqual(dispatches(fresh.core.finished(lows[0]!.job, 0, 3)), [], 'its slot stays free');
+  assert.deepEqual(fresh.core.reserveNow(), { slots: 12, free: 1, reserved: 3 });
+  // A second without HIGH arrivals: the reserve lapses (the waiting LOW are past their deadline by then), a new LOW takes the free slot.
+  for (const b of [1, 2]) fresh.table.heardFrom(b, 1000);
+  assert.deepEqual(dispatches(fresh.core.submit('late', info({ cls: 1 }), 1003).effects), ['late@1']);
+  fresh.core.check();
+  assert.deepEqual(
+    [0, 1, 2].map((i) => fresh.table.linknum(i)),
+    [4, 4, 4],
+  );
   assert.deepEqual(
     [0, 1, 2].map((i) => table.linknum(i)),
-    [2, 2, 2],
+    [4, 4, 4],
   );
-  const high: string[] = [];
-  for (let i = 0; i < 7; i++) high.push(...dispatches(core.submit(`h${i}`, info({ cls: 0 }), 1).effects));
-  assert.equal(high.length, 6, 'HIGH takes the reserved slots at once, up to the whole board');
-  assert.equal(core.queued(0), 1);
-  core.check();
-  // The reserve counts HIGH's own jobs: with two HIGH running on a board, LOW may fill the rest.
-  const fresh = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.5 }).core;
-  for (let i = 0; i < 2; i++) assert.deepEqual(dispatches(fresh.submit(`h${i}`, info({ cls: 0, candidates: [0] }), 0).effects), [`h${i}@0`]);
-  const lows = [0, 1, 2].flatMap((i) => dispatches(fresh.submit(`l${i}`, info({ cls: 1, candidates: [0] }), 0).effects));
-  assert.deepEqual(lows, ['l0@0', 'l1@0'], 'the board fills up; the third LOW waits');
-  fresh.check();
 });
