@@ -92,7 +92,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promis
     return n;
   };
   return {
-    name: `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${+highReserve.toFixed(2)}`}`,
+    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
@@ -173,7 +173,7 @@ const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority reserve 0', () => ews('priority', 0)],
   ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
   ['HAProxy priority', () => haproxy(true)],
-  ['ews fifo', () => ews('fifo')],
+  ['ews fifo', () => ews('fifo', 0)], // plain least-connection: no priority of any kind, so no HIGH reserve either
   ['HAProxy fifo', () => haproxy(false)],
 ];
 for (const [name, make] of makers) {
