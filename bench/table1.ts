@@ -49,7 +49,7 @@ const stopAll = (ps: ChildProcess[]) =>
  * ews with BOARDS working boards and a master that only forwards (masterWork forward), as HAProxy
  * fronts BOARDS backends: the same serving capacity on both sides (BOARDS × C at S ms).
  */
-async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promise<System> {
+async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standingWaitMs?: number): Promise<System> {
   const n = BOARDS + 1;
   const ports = await freePorts(2 * n);
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -61,7 +61,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promis
       cluster: { name: 'table1', key: randomBytes(32).toString('hex'), heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, masterWork: 'forward' },
       boards,
       classes: [
-        { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS },
+        { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS, ...(standingWaitMs === undefined ? {} : { standingWaitMs }) },
         { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS },
       ],
       qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }) },
@@ -92,7 +92,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number): Promis
     return n;
   };
   return {
-    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}`,
+    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : ` standing ${standingWaitMs} ms`}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
@@ -172,6 +172,8 @@ const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
   ['ews priority reserve 0', () => ews('priority', 0)],
   ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
+  // HIGH's queue bounded while it stands (classes[].standingWaitMs at 3 service times): what it does when HIGH alone exceeds capacity.
+  ['ews priority standing 300 ms', () => ews('priority', undefined, 3 * S)],
   ['HAProxy priority', () => haproxy(true)],
   ['ews fifo', () => ews('fifo', 0)], // plain least-connection: no priority of any kind, so no HIGH reserve either
   ['HAProxy fifo', () => haproxy(false)],
@@ -245,6 +247,7 @@ const colors: Record<string, string> = {
   'ews priority': '#0b63c5',
   'ews priority reserve 0': '#2e8b57',
   'ews priority reserve 0.17': '#8b2e6b',
+  'ews priority standing 300 ms': '#c0392b',
   'HAProxy priority': '#e8710a',
   'ews fifo': '#7cb2e8',
   'HAProxy fifo': '#f5b27a',

@@ -18,6 +18,7 @@ import { ReserveQueue } from './qos/reserve-queue.ts';
 import { RunGroups } from './run-groups.ts';
 import type { Outcome, Scheduler } from './scheduler.ts';
 import { schedulerFor } from './scheduler-factory.ts';
+import { StandingQueues } from './standing-queue.ts';
 
 export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type OutcomeName } from './job.ts';
 
@@ -45,6 +46,8 @@ export class DispatchCore<P> {
   private readonly firstCls: number;
   /** qos.highReserve: slots the other classes leave free while the first is active. */
   private readonly highReserve: HighReserve;
+  /** classes[].standingWaitMs: a request that waited that long in a standing queue is refused rather than served stale. */
+  private readonly standing: StandingQueues;
   /** A CGI program's concurrencyMax per board. */
   private readonly groups: RunGroups;
   private readonly counts: Record<OutcomeName, number[]>;
@@ -77,6 +80,7 @@ export class DispatchCore<P> {
     this.all = cfg.boards.map((b) => b.index);
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
+    this.standing = new StandingQueues(cfg.classes, q.standingMs);
     this.highReserve = new HighReserve(q.highReserve, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
@@ -233,18 +237,7 @@ export class DispatchCore<P> {
     return {
       scheduler: this.cfg.qos.scheduler,
       ...this.scheduler.state(),
-      ...(this.admission
-        ? {
-            admission: this.admission.classes.map((c) => ({
-              targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null,
-              p: +c.p.toFixed(3),
-              q: c.q,
-              e: c.e,
-              predicted: +c.predicted.toFixed(2),
-            })),
-            reserve: this.reserve.lengths(),
-          }
-        : {}),
+      ...(this.admission ? { admission: this.admission.state(), reserve: this.reserve.lengths() } : {}),
       ...this.loops.state(),
       inflight: [...this.inflight],
     };
@@ -277,16 +270,27 @@ export class DispatchCore<P> {
     return this.highReserve.state();
   }
 
+  private readonly sizeOf = (cls: number): number => this.scheduler.size(cls);
+
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
     for (;;) {
       this.passOpen = null;
       const job = this.scheduler.take(nowMs, this.canRunJob);
       const chosen = this.passChosen;
-      if (!job) return out;
+      if (!job) {
+        this.standing.observe(this.sizeOf, nowMs);
+        return out;
+      }
+      const waited = nowMs - job.enqueuedMs;
+      const stale = this.standing.refusal(job.cls, waited, nowMs);
+      if (stale !== undefined) {
+        this.refuse(out, job, 'shed', 'OVERLOADED', stale, 1, nowMs);
+        continue;
+      }
       // It would finish after its class deadline (waited + recent service time): answer now
       // rather than spend a board on an answer its client will not wait for.
-      if (nowMs - job.enqueuedMs + this.serviceMs[job.cls]! > this.cfg.classes[job.cls]!.deadlineMs) {
+      if (waited + this.serviceMs[job.cls]! > this.cfg.classes[job.cls]!.deadlineMs) {
         this.refuse(out, job, 'expired', 'QUEUE_TIMEOUT', 'it could not be served within its deadline', 1, nowMs);
         continue;
       }

@@ -85,6 +85,8 @@ export interface ClassConfig {
   readonly queueMax: number;
   /** A request still queued after this long is answered 503 instead of being served late. */
   readonly deadlineMs: number;
+  /** While the class's queue stands (not once empty for qos.standingMs), a request that waited longer than this is refused (503 OVERLOADED); undefined: never. */
+  readonly standingWaitMs: number | undefined;
 }
 export type SchedulerName = 'priority' | 'fifo' | 'dwfs' | 'weakly-hard' | 'fpd';
 export interface AdmissionConfig {
@@ -117,8 +119,10 @@ export interface QosConfig {
   readonly admission: AdmissionConfig | undefined;
   readonly adaptation: AdaptationConfig | undefined;
   readonly quota: QuotaConfig | undefined;
-  /** The share of each board's slots (limits.inFlightPerBoardMax) only the first class may take. */
+  /** The share of the cluster's slots the other classes leave free while the first class is active (a trunk reservation). */
   readonly highReserve: number;
+  /** How long a class's queue must stay non-empty to count as standing (classes[].standingWaitMs). */
+  readonly standingMs: number;
 }
 export interface LimitsConfig {
   readonly headerBytesMax: number;

@@ -20,7 +20,7 @@ export const ERRORS = {
   QUEUE_FULL: { status: 503, message: 'queue full for this class; retry later' },
   NO_MASTER: { status: 503, message: 'no master reachable; the cluster is electing one', retry: 'board' },
   NO_BOARD: { status: 503, message: 'no eligible board can serve this request', retry: 'board' },
-  OVERLOADED: { status: 503, message: 'the cluster is overloaded: pages are refused until the load falls (content adaptation)' },
+  OVERLOADED: { status: 503, message: 'the cluster is overloaded: refused until the load falls (content adaptation, or a standing queue)' },
   SHUTTING_DOWN: { status: 503, message: 'board is shutting down', retry: 'board' },
   BOARD_FAILED: { status: 502, message: 'the executing board failed before answering', retry: 'board' },
   ANSWER_TOO_LARGE: { status: 502, message: "the executing board's answer is over limits.answerBytesMax" },

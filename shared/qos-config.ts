@@ -19,6 +19,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
         setQoS: 0,
         mk: undefined,
         targetMs: limits.requestTimeoutMs,
+        standingWaitMs: undefined,
       },
       {
         name: 'browse',
@@ -31,6 +32,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
         setQoS: 0,
         mk: undefined,
         targetMs: limits.requestTimeoutMs,
+        standingWaitMs: undefined,
       },
     ];
   }
@@ -43,7 +45,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       return;
     }
     // weight/mk/targetMs/share belong to the QoS pipeline and are accepted now so configs stay stable.
-    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share', 'setQoS']);
+    r.noUnknown(c, p, ['name', 'priority', 'match', 'queueMax', 'deadlineMs', 'weight', 'mk', 'targetMs', 'share', 'setQoS', 'standingWaitMs']);
     const name = r.str(c, 'name', p);
     const priority = r.int(c, 'priority', p, i, 0, 99);
     const match: MatchRule[] = [];
@@ -98,6 +100,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       setQoS: num(r, c, 'setQoS', p, 0, 0, 1),
       mk,
       targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000),
+      standingWaitMs: c.standingWaitMs === undefined ? undefined : r.int(c, 'standingWaitMs', p, deadlineMs, 1, deadlineMs),
     });
   });
   const names = new Set<string>();
@@ -112,7 +115,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
 export const HIGH_RESERVE_DEFAULT = 0.0625;
 
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
-  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve'], false) ?? {};
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve', 'standingMs'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
   const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax', 'probeGrowth'], false);
@@ -150,6 +153,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
     adaptation,
     quota,
     highReserve: num(r, q, 'highReserve', 'qos', HIGH_RESERVE_DEFAULT, 0, 0.9),
+    standingMs: r.int(q, 'standingMs', 'qos', 500, 10, 60_000),
   };
   if (scheduler === 'weakly-hard')
     classes.forEach((c, i) => {

@@ -53,6 +53,11 @@ export class AdmissionController {
     this.ePrev = new Array<number>(n).fill(0);
   }
 
+  /** Each class's controller state, for /metrics, /api/stats and the UI. */
+  state(): Array<{ targetIn: number | null; p: number; q: number; e: number; predicted: number }> {
+    return this.classes.map((c) => ({ targetIn: Number.isFinite(c.targetIn) ? +c.targetIn.toFixed(2) : null, p: +c.p.toFixed(3), q: c.q, e: c.e, predicted: +c.predicted.toFixed(2) }));
+  }
+
   /** A request arrives: admit it now, or hold it in the reserve queue. */
   arrive(cls: number, existingSession: boolean): 'admit' | 'reserve' {
     const c = this.classes[cls]!;

@@ -305,3 +305,12 @@ test('roles: viewer, operator and admin', () => {
   assert.equal(parseConfig(users('admin')).auth?.users[0]?.role, 'admin');
   assert.deepEqual(problems(users('root')), ['auth.users[0].role: must be "viewer", "operator" or "admin"']);
 });
+
+test('classes[].standingWaitMs: off unless set, at most the class deadline; qos.standingMs within its range', () => {
+  assert.equal(parseConfig(valid()).classes[0]!.standingWaitMs, undefined);
+  const cls = (standingWaitMs: unknown) => ({ ...valid(), classes: [{ name: 'control', deadlineMs: 1000, match: [{ pathPrefix: '/' }], standingWaitMs }] });
+  assert.equal(parseConfig(cls(1000)).classes[0]!.standingWaitMs, 1000);
+  assert.deepEqual(problems(cls(1001)).filter((p) => p.startsWith('classes[0].standingWaitMs')).length, 1);
+  assert.equal(parseConfig(valid()).qos.standingMs, 500);
+  assert.ok(problems({ ...valid(), qos: { standingMs: 5 } }).some((p) => p.startsWith('qos.standingMs')));
+});

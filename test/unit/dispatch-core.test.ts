@@ -284,3 +284,55 @@ test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves t
     [4, 4, 4],
   );
 });
+
+test('classes[].standingWaitMs: in a queue that has stood for qos.standingMs, a request that waited past it is refused OVERLOADED; a burst that empties is served', () => {
+  const cfg = (standingWaitMs?: number) => {
+    const c = setup({ inFlightPerBoardMax: 1 }, 1, 'share', { standingMs: 100, highReserve: 0 });
+    const classes = c.cfg.classes.map((k, i) => (i === 0 ? { ...k, standingWaitMs } : k));
+    const core = new DispatchCore<string>({ ...c.cfg, classes }, 0, c.table, () => 0.5);
+    return core;
+  };
+  // One slot, a job every 10 ms, each served in 20 ms: the queue never empties.
+  const run = (core: DispatchCore<string>) => {
+    const refused: string[] = [];
+    const served: Array<[string, number]> = [];
+    let running: { job: ReturnType<typeof core.submit>['job']; at: number } | undefined;
+    const apply = (effects: Effect<string>[], t: number) => {
+      for (const e of effects) {
+        if (e.kind === 'refuse') refused.push(`${e.job.payload}:${e.code}`);
+        else {
+          running = { job: e.job, at: t };
+          served.push([e.job.payload, t - e.job.enqueuedMs]);
+        }
+      }
+    };
+    for (let t = 0; t <= 400; t += 10) {
+      if (running && t - running.at >= 20) {
+        const j = running.job;
+        running = undefined;
+        apply(core.finished(j, 0, t), t);
+      }
+      apply(core.submit(`r${t}`, info({ cls: 0 }), t).effects, t);
+      core.check();
+    }
+    return { refused, served };
+  };
+  const off = run(cfg());
+  assert.equal(off.refused.length, 0, 'without it every request waits its turn');
+  assert.ok(off.served.at(-1)![1] > 150, `and the waits grow: the last served waited ${off.served.at(-1)![1]} ms`);
+  const on = run(cfg(50));
+  assert.ok(on.refused.length > 5 && on.refused.every((r) => r.endsWith(':OVERLOADED')), `refused: ${on.refused.join(' ')}`);
+  const late = on.served.filter(([, w]) => w > 50);
+  // Before the queue has stood for 100 ms waits may pass 50 ms; after, none served waited longer.
+  assert.ok(
+    late.every(([name]) => Number(name.slice(1)) < 150),
+    `served stale after the queue stood: ${late.map((x) => x.join('@')).join(' ')}`,
+  );
+  // A burst: 5 at once, then nothing; the queue empties within 100 ms of standing: nothing refused.
+  const burst = cfg(10);
+  const effects: Effect<string>[] = [];
+  const jobs = [0, 1, 2, 3, 4].map((i) => burst.submit(`b${i}`, info({ cls: 0 }), 0));
+  for (const j of jobs) effects.push(...j.effects);
+  for (let i = 0; i < 4; i++) effects.push(...burst.finished(jobs[i]!.job, 0, 20 * (i + 1)));
+  assert.equal(effects.filter((e) => e.kind === 'refuse').length, 0, 'the queue stood 80 ms < 100: a burst, served');
+});
