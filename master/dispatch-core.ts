@@ -19,6 +19,7 @@ import { RunGroups } from './run-groups.ts';
 import type { Outcome, Scheduler } from './scheduler.ts';
 import { schedulerFor } from './scheduler-factory.ts';
 import { StandingQueues } from './standing-queue.ts';
+import { unreachable } from './unreachable.ts';
 
 export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type OutcomeName } from './job.ts';
 
@@ -59,6 +60,9 @@ export class DispatchCore<P> {
   private viewNow = 0;
   private readonly view: BoardLoadView;
   private readonly masterWork: MasterWork;
+  private readonly down: (board: number) => boolean;
+  private readonly drained = (board: number): boolean => this.table.drained(board);
+  private readonly boardId = (board: number): string => this.cfg.boards[board]!.id;
 
   constructor(
     private readonly cfg: Config,
@@ -69,7 +73,9 @@ export class DispatchCore<P> {
     rand: () => number,
   ) {
     const silentMs = cfg.cluster.tthresholdMs;
-    this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (i !== self && this.viewNow - table.lastHeard(i) > silentMs ? -1 : table.runstate(i)) };
+    // A drained board is up but takes no new work: to dispatch it is as good as joining (0).
+    this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (this.down(i) ? -1 : table.drained(i) ? 0 : table.runstate(i)) };
+    this.down = (i) => i !== self && (this.viewNow - table.lastHeard(i) > silentMs || table.runstate(i) === -1);
     this.masterWork = new MasterWork(this.view, self, cfg.cluster.masterWork, cfg.boards.length);
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
@@ -106,10 +112,8 @@ export class DispatchCore<P> {
     const out: Effect<P>[] = [];
     // A device whose every board is down (silent past Tthreshold, or gone): answered at once, not queued to its deadline.
     this.viewNow = nowMs;
-    if (job.candidates && job.candidates.length > 0 && job.candidates.every((b) => this.view.runstate(b) === -1)) {
-      const boards = job.candidates.map((b) => this.cfg.boards[b]!.id).join(', ');
-      return this.refuse(out, job, 'refused', 'DEVICE_UNREACHABLE', `every board it is attached to is down (${boards})`, 2, nowMs);
-    }
+    const none = unreachable(job.candidates, this.down, this.drained, this.boardId);
+    if (none) return this.refuse(out, job, 'refused', none.code, none.message, none.code === 'MAINTENANCE' ? 30 : 2, nowMs);
     // Admission control (000): verified sessions pass; others with probability p up to target_in; the rest wait in the reserve queue.
     if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {
       if (!this.reserve.add(job, this.periodN)) return this.refuse(out, job, 'shed', 'QUEUE_FULL', 'the reserve queue is full', 1, nowMs);
@@ -135,10 +139,7 @@ export class DispatchCore<P> {
     return this.pumpInto([], nowMs);
   }
 
-  /**
-   * The dispatch failed before an answer began. `delivered`: the board may have started it. A
-   * safe request, or one that never left, goes to another candidate while attempts remain.
-   */
+  /** The dispatch failed before an answer began (`delivered`: the board may have started it); a safe request, or one that never left, goes to another candidate while attempts remain. */
   failed(job: Job<P>, delivered: boolean, nowMs: number): Effect<P>[] {
     if (job.state !== 'running') return [];
     const board = job.board;

@@ -91,7 +91,7 @@ export class Board {
     const l = cfg.limits;
 
     const devices = new DeviceManager(cfg.devices, self.index, opts.openPort ?? openRealPort, log, { queueMax: l.serialQueueMax, backoffMaxMs: l.serialBackoffMaxMs });
-    const directory = new DeviceDirectory(cfg.devices);
+    const directory = new DeviceDirectory(cfg.devices, (b) => this.mirror.table.drained(b));
     const state = openBoardState(opts.stateDir, cfg, self, log);
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
     const announce = idemBroadcast(() => this.mirror, cfg);

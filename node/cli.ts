@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
+import { drainCmd } from './cli/drain-cmd.ts';
 import { genCert } from './cli/gen-cert.ts';
 import { readPassword } from './cli/password-prompt.ts';
 import { restoreCmd } from './cli/restore-cmd.ts';
@@ -23,9 +24,11 @@ const USAGE = `usage:
   ews gen-key                            print a new random cluster.key
   ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)
-  ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)`;
+  ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)
+  ews drain ID --url URL [--user NAME | --token T]     take board ID out of service: no new work, its work finishes (admin)
+  ews undrain ID --url URL [--user NAME | --token T]   put a drained board back into service (admin)`;
 
-const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'help'];
+const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'help'];
 const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
@@ -39,8 +42,9 @@ async function hashPasswordCmd(): Promise<number> {
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
   try {
-    values = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: rest,
       options: {
         config: { type: 'string' },
@@ -57,7 +61,8 @@ export async function main(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-    }).values;
+      allowPositionals: cmd === 'drain' || cmd === 'undrain',
+    }));
   } catch (e) {
     const option = /'(--?[\w-]+)'/.exec((e as Error).message)?.[1];
     const near = option ? nearMatch(option.replace(/^-+/, ''), OPTIONS) : undefined;
@@ -126,6 +131,10 @@ export async function main(argv: string[]): Promise<number> {
         return fail(`calibration failed: ${(e as Error).message}`, 1);
       }
     }
+    case 'drain':
+    case 'undrain':
+      if (positionals.length > 1) return fail(`one board at a time: ews ${cmd} ID --url URL`);
+      return drainCmd(cmd === 'drain', positionals[0], values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'restore':
       return restoreCmd(values.url as string | undefined, values.file as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     default: {

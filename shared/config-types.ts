@@ -205,4 +205,8 @@ export interface Config {
   readonly tls: TlsConfig | undefined;
   /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
   readonly benchmarkHandlers: boolean;
+  /** The config's version: a number that only grows as the cluster's config changes (0 unless given). */
+  readonly configVersion: number;
+  /** The content hash of the file (shared/config-digest.ts): boards with the same config report the same. */
+  readonly digest: string;
 }

@@ -3,6 +3,7 @@
 
 import { readCgi } from './cgi-config.ts';
 import { parseClusterKey } from './cluster-key.ts';
+import { configDigest } from './config-digest.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
@@ -243,6 +244,7 @@ export function parseConfig(raw: unknown): Config {
     'cgi',
     '$schema',
     'comment',
+    'configVersion',
   ]);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
@@ -282,8 +284,10 @@ export function parseConfig(raw: unknown): Config {
   if (limits.dispatchReplayWindow < 2 * inFlight)
     r.bad('limits.dispatchReplayWindow', `must be at least 2 × inFlightPerBoardMax × boards (${2 * inFlight}): a dispatch still in flight must stay inside the window`);
   const qos = readQos(r, raw, classes);
+  const configVersion = r.int(raw, 'configVersion', '', 0, 0, Number.MAX_SAFE_INTEGER);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers });
+  const digest = configDigest(raw);
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, configVersion, digest });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

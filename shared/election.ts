@@ -1,39 +1,11 @@
 // The board's cluster core: election, master duties and the state table, as a pure state machine
 // (etcd raft style). Feed it time (`tick`) and messages (`receive`); it returns a Ready batch of
 // packets to send and events for the adapters. No sockets, no timers, no Date.
+import type { CoreConfig, Ready, Role } from './cluster-core-io.ts';
 import type { LoadBody, Message, StateBody } from './protocol.ts';
 import { StateTable } from './state-table.ts';
 
-export type Role = 'joining' | 'node' | 'master';
-
-export interface CoreConfig {
-  self: number;
-  boards: number;
-  heartbeatMs: number;
-  tmaxMs: number;
-  tthresholdMs: number;
-  staggerMs: number;
-  stateMinGapMs: number;
-}
-
-/** `to`: 'all' = broadcast (or fan-out), a number = unicast to that board. */
-export interface Outgoing {
-  to: 'all' | number;
-  msg: Message;
-}
-
-export type CoreEvent =
-  | { kind: 'role'; role: Role; term: number; master: number; previous: Role }
-  | { kind: 'runstate'; board: number; runstate: 1 | 0 | -1 }
-  /** The master heard a JOIN: the board booted (or lost us) and may have missed what was broadcast meanwhile. */
-  | { kind: 'joined'; board: number }
-  /** Another board claims mastership with an older term: adapters re-announce the VIP. */
-  | { kind: 'stale-master'; board: number; term: number };
-
-export interface Ready {
-  send: Outgoing[];
-  events: CoreEvent[];
-}
+export type { CoreConfig, CoreEvent, Outgoing, Ready, Role } from './cluster-core-io.ts';
 
 /** Boards a master's table counts as running: how much of the cluster it holds. */
 export const support = (body: StateBody): number => body.runstate.reduce<number>((n, rs) => n + (rs === 1 ? 1 : 0), 0);
@@ -200,6 +172,22 @@ export class ClusterCore {
     if (this._role !== 'master' || board === this.cfg.self) return r;
     if (observedAtMs > nowMs) throw new Error(`invariant: a load observed at ${observedAtMs}, after now ${nowMs}`);
     this.onLoad(r, board, { id: 0, load }, nowMs, observedAtMs);
+    this.flushInto(r, nowMs);
+    return r;
+  }
+
+  /**
+   * Master: an admin drains (true) or undrains board i. It takes no new work until undrained;
+   * the flag rides in every STATE, so a new master keeps it. A node ignores it (only the master's
+   * table counts): the request thread asks the master.
+   */
+  setDrained(board: number, on: boolean, nowMs: number): Ready {
+    const r = none();
+    if (this._role !== 'master' || board < 0 || board >= this.table.n) return r;
+    if (this.table.setDrained(board, on)) {
+      this.dirty = true;
+      r.events.push({ kind: 'drained', board, drained: on });
+    }
     this.flushInto(r, nowMs);
     return r;
   }

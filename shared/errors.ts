@@ -32,6 +32,7 @@ export const ERRORS = {
   DEVICE_TIMEOUT: { status: 504, message: 'the device did not answer in time' },
   DEVICE_OFFLINE: { status: 503, message: 'the device is offline (its serial port is gone); retry later' },
   DEVICE_UNREACHABLE: { status: 503, message: 'every board the device is attached to is down' },
+  MAINTENANCE: { status: 503, message: 'every board that can serve it is drained for maintenance' },
   DEVICE_BUSY: { status: 503, message: 'too many requests queued for this device port; retry later' },
   DISPATCH_TIMEOUT: { status: 504, message: 'the executing board did not answer in time' },
   QUEUE_TIMEOUT: { status: 503, message: 'request waited in the queue longer than its deadline' },

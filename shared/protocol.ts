@@ -32,6 +32,8 @@ export interface StateBody {
   master: number;
   linknum: number[];
   runstate: RunState[];
+  /** Boards an admin drained: they take no new work until undrained, whatever their runstate (absent: none). */
+  drained?: boolean[];
 }
 /** REPORT: a node's keep-alive every heartbeat (id 0), carrying its load. (ACK, the same body, is decoded but no longer sent: a board's load rides on each dispatch answer.) */
 export interface LoadBody {
@@ -76,14 +78,16 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
   function encodeBody(msg: Message): Buffer {
     switch (msg.type) {
       case 'STATE': {
-        const { master, linknum, runstate } = msg.body;
+        const { master, linknum, runstate, drained } = msg.body;
         const n = linknum.length;
-        const b = Buffer.alloc(2 + 3 * n);
+        // After the rows, the drained boards as a bitmask (board i: byte i >> 3, bit i & 7).
+        const b = Buffer.alloc(2 + 3 * n + ((n + 7) >> 3));
         b.writeUInt8(master, 0);
         b.writeUInt8(n, 1);
         for (let i = 0; i < n; i++) {
           b.writeUInt16BE(Math.min(LINKNUM_MAX, Math.max(0, linknum[i]!)), 2 + 3 * i);
           b.writeInt8(runstate[i]!, 4 + 3 * i);
+          if (drained?.[i]) b[2 + 3 * n + (i >> 3)]! |= 1 << (i & 7);
         }
         return b;
       }
@@ -134,16 +138,19 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
         if (b.length < 2) return undefined;
         const master = b.readUInt8(0);
         const n = b.readUInt8(1);
-        if (n !== boards || b.length !== 2 + 3 * n || master >= boards || master !== sender) return undefined;
+        const mask = (n + 7) >> 3;
+        if (n !== boards || b.length !== 2 + 3 * n + mask || master >= boards || master !== sender) return undefined;
         const linknum: number[] = [];
         const runstate: RunState[] = [];
+        const drained: boolean[] = [];
         for (let i = 0; i < n; i++) {
           linknum.push(b.readUInt16BE(2 + 3 * i));
           const rs = b.readInt8(4 + 3 * i);
           if (rs !== 1 && rs !== 0 && rs !== -1) return undefined;
           runstate.push(rs);
+          drained.push((b[2 + 3 * n + (i >> 3)]! & (1 << (i & 7))) !== 0);
         }
-        return { type, sender, term, body: { master, linknum, runstate } };
+        return { type, sender, term, body: { master, linknum, runstate, drained } };
       }
       case 'ACK':
       case 'REPORT':

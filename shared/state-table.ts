@@ -11,6 +11,8 @@ export class StateTable {
   /** Board i's own count of requests it is executing, from its last ACK/REPORT. */
   private readonly reported: number[];
   private readonly heard: number[];
+  /** Boards an admin drained: no new work until undrained; kept across their restarts and handed on with the table. */
+  private readonly drainedFlags: boolean[];
 
   constructor(n: number) {
     if (!Number.isInteger(n) || n < 1 || n > 255) throw new Error(`board count out of range: ${n}`);
@@ -19,6 +21,7 @@ export class StateTable {
     this.own = new Array<number>(n).fill(0);
     this.reported = new Array<number>(n).fill(0);
     this.heard = new Array<number>(n).fill(0);
+    this.drainedFlags = new Array<boolean>(n).fill(false);
   }
 
   /**
@@ -30,6 +33,16 @@ export class StateTable {
   }
   runstate(i: number): RunState {
     return this.runstates[i]!;
+  }
+  drained(i: number): boolean {
+    return this.drainedFlags[i]!;
+  }
+  /** Drain (true) or undrain board i; whether that changed anything. */
+  setDrained(i: number, on: boolean): boolean {
+    if (i < 0 || i >= this.n) throw new Error(`invariant: no board ${i}`);
+    const was = this.drainedFlags[i];
+    this.drainedFlags[i] = on;
+    return was !== on;
   }
   lastHeard(i: number): number {
     return this.heard[i]!;
@@ -100,11 +113,12 @@ export class StateTable {
     for (let i = 0; i < this.n; i++) this.own[i] = Math.max(0, own[i] ?? 0);
   }
   /** The membership and reported load of another copy of the table (the cluster plane's); own counts stay. */
-  adopt(runstates: readonly RunState[], reported: readonly number[], heard: readonly number[]): void {
+  adopt(runstates: readonly RunState[], reported: readonly number[], heard: readonly number[], drained: readonly boolean[] = []): void {
     for (let i = 0; i < this.n; i++) {
       this.runstates[i] = runstates[i] ?? 0;
       this.reported[i] = reported[i] ?? 0;
       this.heard[i] = heard[i] ?? 0;
+      this.drainedFlags[i] = drained[i] ?? false;
     }
   }
   /** What adopt() takes. */
@@ -121,6 +135,8 @@ export class StateTable {
         // unconfirmed (0) until it reports to us; its linknum stays as an estimate of its load.
         this.runstates[i] = body.runstate[i] === -1 ? -1 : 0;
         this.reported[i] = body.runstate[i] === -1 ? 0 : body.linknum[i]!;
+        // A drained board stays drained under the new master.
+        this.drainedFlags[i] = body.drained?.[i] ?? false;
       } else if (this.runstates[i] === 1) {
         this.runstates[i] = 0;
       }
@@ -133,7 +149,7 @@ export class StateTable {
   snapshot(master: number): StateBody {
     const linknum: number[] = [];
     for (let i = 0; i < this.n; i++) linknum.push(this.linknum(i));
-    return { master, linknum, runstate: [...this.runstates] };
+    return { master, linknum, runstate: [...this.runstates], drained: [...this.drainedFlags] };
   }
 
   /** Invariants, checked by tests and the simulator. */

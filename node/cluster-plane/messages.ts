@@ -26,6 +26,8 @@ export type ToPlane =
   | { t: 'observe'; loads: Array<[board: number, load: number, atAbs: number]> }
   | { t: 'app'; type: AppMessage['type']; body: Record<string, unknown> }
   | { t: 'alive' }
+  /** Master: an admin drains (true) or undrains a board. */
+  | { t: 'drain'; board: number; drained: boolean }
   /** A /metrics scrape: the plane answers with its counters as they are now. */
   | { t: 'metrics' }
   | { t: 'close' };

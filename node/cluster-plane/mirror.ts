@@ -186,6 +186,13 @@ export class ClusterMirror {
     this.observedAt[board] = nowMs;
   }
 
+  /** Master: drain (true) or undrain board i. Dispatch sees it at once; the plane puts it in the table it broadcasts. */
+  drain(board: number, on: boolean): void {
+    if (this.role !== 'master') return;
+    this.table.setDrained(board, on);
+    this.post({ t: 'drain', board, drained: on });
+  }
+
   /** Broadcast application data to every board. False if it does not fit in a packet. */
   broadcastApp(type: AppMessage['type'], body: Record<string, unknown>): boolean {
     if (Buffer.byteLength(JSON.stringify(body)) + 64 > this.cfg.limits.udpPacketBytesMax) return false;
@@ -271,6 +278,7 @@ export class ClusterMirror {
       s.runstates,
       reported,
       s.heard.map((h) => h + toLocal),
+      s.view?.drained,
     );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }

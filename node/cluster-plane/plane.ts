@@ -134,6 +134,9 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       case 'app':
         link.broadcastApp(m.type, m.body);
         break;
+      case 'drain':
+        link.apply(link.core.setDrained(m.board, m.drained, now));
+        break;
       case 'metrics':
         post({ t: 'metrics', text: metrics.render() });
         break;

@@ -16,6 +16,9 @@ export interface BoardHealth {
   at: number;
   /** Whether the board keeps its state on disk (a stateDir) or in memory only. */
   durable: boolean;
+  /** The config the board runs: its configVersion and content hash (null from a board too old to say). */
+  configVersion: number | null;
+  configHash: string | null;
 }
 
 const THERMAL = '/sys/class/thermal';
@@ -51,7 +54,11 @@ export function parseHealth(body: Record<string, unknown>): BoardHealth | undefi
   const version = typeof body.version === 'string' && body.version.length <= 32 ? body.version : undefined;
   const durable = typeof body.durable === 'boolean' ? body.durable : undefined;
   if (cpuPct === undefined || rssBytes === undefined || uptimeS === undefined || at === undefined || tempC === undefined || version === undefined || durable === undefined) return undefined;
-  return { cpuPct, rssBytes, uptimeS, version, tempC, at, durable };
+  // Absent from a board that predates them: unknown, not malformed.
+  const configVersion = body.configVersion === undefined ? null : num('configVersion', 0, Number.MAX_SAFE_INTEGER);
+  const configHash = body.configHash === undefined ? null : typeof body.configHash === 'string' && /^[0-9a-f]{64}$/.test(body.configHash) ? body.configHash : undefined;
+  if (configVersion === undefined || configHash === undefined) return undefined;
+  return { cpuPct, rssBytes, uptimeS, version, tempC, at, durable, configVersion, configHash };
 }
 
 export class HealthBook {
@@ -63,6 +70,8 @@ export class HealthBook {
     boards: number,
     private readonly self: number,
     private readonly durable: boolean,
+    /** The config this board runs (Config.configVersion and digest). */
+    private readonly config: { readonly configVersion: number; readonly digest: string },
     private readonly temperature: () => number | null = readTemperature,
   ) {
     this.latest = Array.from({ length: boards }, () => null);
@@ -83,6 +92,8 @@ export class HealthBook {
       tempC: this.temperature(),
       at: Date.now(),
       durable: this.durable,
+      configVersion: this.config.configVersion,
+      configHash: this.config.digest,
     };
     this.latest[this.self] = h;
     return h;

@@ -92,7 +92,7 @@ export class ClusterReactions {
   readonly operator: OperatorState;
 
   constructor(private readonly d: ReactionDeps) {
-    this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable);
+    this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable, d.cfg);
     this.programs = new ProgramBook(d.cfg.boards.length);
     this.programs.apply(d.self, { gen: this.programsGen, list: this.ownProgramList() });
     this.operator = new OperatorState({

@@ -7,7 +7,21 @@ export interface ClusterView {
   cluster: string;
   master: string | null;
   term: number;
-  boards: Array<{ id: string; address: string; url: string; linknum: number; runstate: number; role: 'master' | 'node'; durable: boolean | null; health: BoardHealth | null }>;
+  boards: Array<{
+    id: string;
+    address: string;
+    url: string;
+    linknum: number;
+    runstate: number;
+    role: 'master' | 'node';
+    /** Drained by an admin: up, but given no new work until undrained. */
+    drained: boolean;
+    durable: boolean | null;
+    /** The config the board reports it runs (null until its health is heard). */
+    configVersion: number | null;
+    configHash: string | null;
+    health: BoardHealth | null;
+  }>;
 }
 
 export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBook): ClusterView {
@@ -24,7 +38,10 @@ export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBo
       linknum: t?.linknum[b.index] ?? 0,
       runstate: t?.runstate[b.index] ?? 0,
       role: b.index === m ? 'master' : 'node',
+      drained: t?.drained?.[b.index] ?? false,
       durable: health.get(b.index)?.durable ?? null,
+      configVersion: health.get(b.index)?.configVersion ?? null,
+      configHash: health.get(b.index)?.configHash ?? null,
       health: health.get(b.index),
     })),
   };

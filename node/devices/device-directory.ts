@@ -16,6 +16,8 @@ export interface DeviceView {
   driver: string;
   boards: string[];
   online: boolean;
+  /** Every board it is attached to is drained for maintenance: its commands get 503 MAINTENANCE. */
+  maintenance: boolean;
   points: Record<string, PointValue>;
   updatedAt: number | null;
   error: string | null;
@@ -46,7 +48,11 @@ export function parseSnapshot(body: Record<string, unknown>, devices: readonly D
 export class DeviceDirectory {
   /** device id -> board index -> that board's latest snapshot */
   private readonly seen = new Map<string, Map<number, DeviceSnapshotWire>>();
-  constructor(private readonly devices: readonly DeviceConfig[]) {}
+  constructor(
+    private readonly devices: readonly DeviceConfig[],
+    /** Whether an admin drained a board (the cluster's table as this board last heard it). */
+    private readonly drained: (board: number) => boolean = () => false,
+  ) {}
 
   apply(snap: DeviceSnapshotWire, board: number): boolean {
     const dev = this.devices.find((d) => d.id === snap.id);
@@ -78,6 +84,7 @@ export class DeviceDirectory {
         driver: d.driver,
         boards: d.attach.map((a) => a.boardId),
         online: snaps.some((s) => s.online),
+        maintenance: d.attach.every((a) => this.drained(a.board)),
         points: latest?.points ?? {},
         updatedAt: latest?.updatedAt ?? null,
         error: snaps.every((s) => !s.online) ? (snaps.find((s) => s.error)?.error ?? null) : null,

@@ -12,6 +12,7 @@ import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/
 import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
+import { drainRoute } from '../cluster/drain-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
 import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/command-log.ts';
@@ -209,6 +210,9 @@ export class Router {
         case 'stats':
           // The master's queue: answered by the master itself, never queued.
           return sendJson(res, 200, d.intake.stats());
+        case 'drain':
+          await readBody(req, d.cfg.limits.bodyBytesMax); // none is expected: read, so the connection stays usable
+          return drainRoute({ cfg: d.cfg, mirror, operator: d.operator }, path, who?.user ?? null, res);
         default: {
           const unanswered: never = own;
           throw new Error(`no answer for ${JSON.stringify(unanswered)}`);

@@ -7,7 +7,7 @@ import type { AlarmConfig, AlarmSeverity } from '../../shared/operator-config.ts
 
 export interface AlarmView {
   id: string;
-  kind: 'point' | 'device-offline' | 'board-down' | 'state-volatile';
+  kind: 'point' | 'device-offline' | 'board-down' | 'state-volatile' | 'config-mismatch';
   /** The device or board it watches. */
   subject: string;
   severity: AlarmSeverity;
@@ -31,13 +31,16 @@ interface Rule {
 
 /** A device or board must stay offline or down this long before its alarm is raised (a boot or a blip is not one). */
 export const BUILTIN_HOLD_MS = 3000;
+/** A board's config may differ from the master's this long (a config being rolled out) before its alarm is raised. */
+export const CONFIG_MISMATCH_HOLD_MS = 10_000;
 /** Boards judge an episode's start independently: an acknowledgement covers one that began up to this much after it. */
 export const ACK_SLACK_MS = 5000;
 
 export interface AlarmInputs {
-  devices: ReadonlyArray<{ id: string; online: boolean; points: Readonly<Record<string, number | boolean>> }>;
-  /** `durable`: the board keeps its state on disk; null until its health is heard. */
-  boards: ReadonlyArray<{ id: string; runstate: number; durable?: boolean | null }>;
+  /** `maintenance`: every board it is attached to is drained (its being offline then is no alarm). */
+  devices: ReadonlyArray<{ id: string; online: boolean; maintenance?: boolean; points: Readonly<Record<string, number | boolean>> }>;
+  /** `durable`: the board keeps its state on disk; `configHash`: the config it runs; null until its health is heard. */
+  boards: ReadonlyArray<{ id: string; runstate: number; role?: 'master' | 'node'; drained?: boolean; durable?: boolean | null; configHash?: string | null }>;
 }
 
 export class Alarms {
@@ -74,6 +77,13 @@ export class Alarms {
         cfg: undefined,
         pendingSince: null,
         holdMs: 0,
+      });
+    for (const b of boardIds)
+      this.rules.push({
+        view: { id: `config-mismatch-${b}`, kind: 'config-mismatch', subject: b, severity: 'warning', message: `board ${b} runs another config than the master`, ...base },
+        cfg: undefined,
+        pendingSince: null,
+        holdMs: CONFIG_MISMATCH_HOLD_MS,
       });
   }
 
@@ -160,7 +170,16 @@ export class Alarms {
   private condition(r: Rule, inputs: AlarmInputs): { on: boolean; clear: boolean; value: number | boolean | null } | undefined {
     if (r.view.kind === 'board-down') {
       const b = inputs.boards.find((x) => x.id === r.view.subject);
-      return b && { on: b.runstate === -1, clear: b.runstate === 1, value: b.runstate };
+      // A board drained for maintenance may be switched off: that is no alarm.
+      return b && { on: b.runstate === -1 && !b.drained, clear: b.runstate === 1 || !!b.drained, value: b.runstate };
+    }
+    if (r.view.kind === 'config-mismatch') {
+      const b = inputs.boards.find((x) => x.id === r.view.subject);
+      const master = inputs.boards.find((x) => x.role === 'master');
+      if (!b || !master || b.runstate === -1) return b && { on: false, clear: true, value: null };
+      if (typeof b.configHash !== 'string' || typeof master.configHash !== 'string') return undefined;
+      const same = b.configHash === master.configHash;
+      return { on: !same, clear: same, value: same };
     }
     if (r.view.kind === 'state-volatile') {
       const b = inputs.boards.find((x) => x.id === r.view.subject);
@@ -168,7 +187,7 @@ export class Alarms {
     }
     const d = inputs.devices.find((x) => x.id === r.view.subject);
     if (!d) return undefined;
-    if (r.view.kind === 'device-offline') return { on: !d.online, clear: d.online, value: d.online };
+    if (r.view.kind === 'device-offline') return { on: !d.online && !d.maintenance, clear: d.online || !!d.maintenance, value: d.online };
     const a = r.cfg!;
     const v = d.points[a.point];
     if (v === undefined) return undefined;

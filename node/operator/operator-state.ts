@@ -7,7 +7,7 @@ import type { Config } from '../../shared/config.ts';
 import type { AppMessage } from '../../shared/protocol.ts';
 import { broadcastList } from '../cluster/list-broadcast.ts';
 import type { DeviceView } from '../devices/device-directory.ts';
-import { Alarms, type AlarmView } from './alarms.ts';
+import { type AlarmInputs, Alarms, type AlarmView } from './alarms.ts';
 import { AuditLog, type LogEntry, type LogKind, parseLogEntry, typedName } from './audit-log.ts';
 import { History } from './history.ts';
 import type { OperatorDisk } from './operator-disk.ts';
@@ -23,7 +23,7 @@ export interface OperatorDeps {
   broadcast(type: AppMessage['type'], body: Record<string, unknown>): boolean;
   isMaster(): boolean;
   devices(): DeviceView[];
-  boards(): ReadonlyArray<{ id: string; runstate: number }>;
+  boards(): AlarmInputs['boards'];
   /** Alarms changed (raised, cleared, acknowledged): the UI and MQTT hear of it. */
   alarmsChanged(list: AlarmView[]): void;
   logged(e: LogEntry): void;

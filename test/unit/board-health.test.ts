@@ -26,25 +26,32 @@ test('temperature: the hottest thermal zone in °C; none: null', () => {
 });
 
 test('health: sampled for this board, taken from packets for the others, malformed packets refused', () => {
-  const book = new HealthBook(3, 0, true, () => 48.5);
+  const book = new HealthBook(3, 0, true, { configVersion: 4, digest: 'a'.repeat(64) }, () => 48.5);
   const own = book.sample();
   assert.equal(own.version, VERSION);
   assert.equal(own.tempC, 48.5);
   assert.equal(own.durable, true);
+  assert.equal(own.configVersion, 4);
+  assert.equal(own.configHash, 'a'.repeat(64));
   assert.ok(own.rssBytes > 0 && own.cpuPct >= 0 && own.uptimeS >= 0);
   assert.deepEqual(book.get(0), own);
-  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1, durable: false };
+  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1, durable: false, configVersion: 3, configHash: 'b'.repeat(64) };
   assert.equal(book.apply(1, theirs), true);
   assert.deepEqual(book.get(1), theirs);
+  // A board that predates the config fields: its config is unknown (null), the rest is kept.
+  const { configVersion: _v, configHash: _h, ...older } = theirs;
+  assert.equal(book.apply(2, older), true);
+  assert.deepEqual(book.get(2), { ...older, configVersion: null, configHash: null });
   for (const bad of [
     { ...theirs, cpuPct: -1 },
     { ...theirs, version: 7 },
     { ...theirs, tempC: 'hot' },
     { ...theirs, rssBytes: undefined },
     { ...theirs, durable: 'yes' },
+    { ...theirs, configHash: 'not-a-hash' },
+    { ...theirs, configVersion: -1 },
   ])
     assert.equal(parseHealth(bad as Record<string, unknown>), undefined);
   assert.equal(book.apply(0, theirs), false, 'nobody speaks for this board');
   assert.equal(book.apply(7, theirs), false);
-  assert.equal(book.get(2), null);
 });

@@ -336,3 +336,26 @@ test('classes[].standingWaitMs: in a queue that has stood for qos.standingMs, a 
   for (let i = 0; i < 4; i++) effects.push(...burst.finished(jobs[i]!.job, 0, 20 * (i + 1)));
   assert.equal(effects.filter((e) => e.kind === 'refuse').length, 0, 'the queue stood 80 ms < 100: a burst, served');
 });
+
+test('a drained board gets no new work; a job bound to drained (or down) boards only is refused MAINTENANCE at once', () => {
+  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share');
+  table.setDrained(1, true);
+  const placed = Array.from({ length: 6 }, (_, i) => dispatches(core.submit(`r${i}`, info({ cls: 1 }), 0).effects)).flat();
+  assert.equal(placed.length, 6);
+  assert.ok(
+    placed.every((p) => !p.endsWith('@1')),
+    placed.join(' '),
+  );
+  // A device on boards 1 and 2: it runs on 2. On board 1 only: refused, naming it.
+  assert.deepEqual(dispatches(core.submit('d', info({ cls: 0, candidates: [1, 2] }), 0).effects), ['d@2']);
+  const only = core.submit('m', info({ cls: 0, candidates: [1] }), 0).effects[0];
+  assert.ok(only?.kind === 'refuse' && only.code === 'MAINTENANCE' && only.message?.includes('b1') && only.retryAfterS === 30, JSON.stringify(only));
+  // Board 2 down too: a device on 1 and 2 is in maintenance (1) and down (2).
+  table.setRunstate(2, -1);
+  const both = core.submit('x', info({ cls: 0, candidates: [1, 2] }), 0).effects[0];
+  assert.ok(both?.kind === 'refuse' && both.code === 'MAINTENANCE' && /b1.*down \(b2\)/.test(both.message ?? ''), JSON.stringify(both));
+  // Undrained: board 1 takes work again.
+  table.setDrained(1, false);
+  assert.deepEqual(dispatches(core.submit('y', info({ cls: 0, candidates: [1] }), 0).effects), ['y@1']);
+  core.check();
+});

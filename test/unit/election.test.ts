@@ -185,3 +185,35 @@ test('a master back from its own pulled cable steps down to the new master, even
   assert.equal(m.master, 1);
   assert.ok(!r.events.some((e) => e.kind === 'stale-master'));
 });
+
+test('drain: the master marks a board drained, its STATEs carry it, a node that takes over keeps it; a node cannot drain', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  for (const b of [1, 2]) m.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
+  m.tick(10);
+  const r = m.setDrained(2, true, 20);
+  assert.deepEqual(r.events, [{ kind: 'drained', board: 2, drained: true }]);
+  const sent = states(r);
+  assert.equal(sent.length, 1, 'a membership change: its STATE goes at once');
+  assert.deepEqual(m.setDrained(2, true, 21), { send: [], events: [] }, 'already drained: nothing changes');
+  const body = sent[0]!.msg.body as { drained: boolean[]; runstate: number[] };
+  assert.deepEqual(body.drained, [false, false, true]);
+  assert.deepEqual(body.runstate, [1, 1, 1], 'drained is not down: it still counts as running');
+  assert.equal(m.table.drained(2), true);
+  // Board 1 hears it, then the master goes silent: it takes over and keeps board 2 drained.
+  const n = new ClusterCore(cfg(1), 0);
+  n.start(0);
+  n.receive(sent[0]!.msg, 110);
+  assert.equal(n.view()?.drained?.[2], true);
+  assert.deepEqual(n.setDrained(0, true, 120).events, [], 'a node does not drain');
+  let t = 110;
+  while (n.role !== 'master' && t < 5000) {
+    t += 50;
+    n.tick(t);
+  }
+  assert.equal(n.role, 'master');
+  assert.equal(n.table.drained(2), true, 'the new master keeps the drain');
+  assert.deepEqual(n.view()?.drained, [false, false, true]);
+  assert.deepEqual(n.setDrained(2, false, t + 1).events, [{ kind: 'drained', board: 2, drained: false }]);
+  assert.deepEqual(n.view()?.drained, [false, false, false]);
+});

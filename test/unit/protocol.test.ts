@@ -9,7 +9,7 @@ const key = Buffer.alloc(32, 7);
 const codec = createCodec({ key, cluster: 'plant-a', boards: 3, packetBytesMax: 1400 });
 const env = { epoch: 1_700_000_000_000, counter: 42 };
 const msgs: Message[] = [
-  { type: 'STATE', sender: 1, term: 4, body: { master: 1, linknum: [3, 0, 65535], runstate: [-1, 1, 0] } },
+  { type: 'STATE', sender: 1, term: 4, body: { master: 1, linknum: [3, 0, 65535], runstate: [-1, 1, 0], drained: [false, true, false] } },
   { type: 'ACK', sender: 2, term: 4, body: { id: 4_000_000_000, load: 7 } },
   { type: 'REPORT', sender: 0, term: 4, body: { id: 0, load: 0 } },
   { type: 'JOIN', sender: 2, term: 0, body: {} },

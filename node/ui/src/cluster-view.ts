@@ -21,7 +21,7 @@ export function renderCluster(c: ClusterState): void {
         el('td', { text: b.id }),
         el('td', { text: b.role }),
         el('td', { text: String(b.linknum) }),
-        el('td', { text: b.runstate === 1 ? 'running' : b.runstate === 0 ? 'joining' : 'down' }),
+        el('td', { text: `${b.runstate === 1 ? 'running' : b.runstate === 0 ? 'joining' : 'down'}${b.drained ? ' (drained)' : ''}` }),
       ),
     ),
   );
@@ -36,12 +36,18 @@ function uptime(s: number): string {
 
 // What an operator checks first: is each board up, and how it is doing.
 function renderBoards(boards: readonly BoardRow[]): void {
+  const masterHash = boards.find((b) => b.role === 'master')?.configHash;
   $('#board-table tbody').replaceChildren(
     ...boards.map((b) => {
       const h = b.health;
-      const state = b.runstate === -1 ? 'down' : b.role === 'master' ? 'up · master' : b.runstate === 1 ? 'up' : 'joining';
-      const cells = h ? [`${h.cpuPct} %`, `${Math.round(h.rssBytes / 1048576)} MB`, uptime(h.uptimeS), h.tempC === null ? '–' : `${Math.round(h.tempC)} °C`, h.version] : ['–', '–', '–', '–', '–'];
-      const cls = `${b.runstate === -1 ? 'down' : ''} ${h && b.runstate !== -1 ? '' : 'stale'}`;
+      const state = `${b.runstate === -1 ? 'down' : b.role === 'master' ? 'up · master' : b.runstate === 1 ? 'up' : 'joining'}${b.drained ? ' · drained' : ''}`;
+      // The version cell also says which config the board runs, and whether it is the master's.
+      const other = b.configHash && masterHash && b.configHash !== masterHash;
+      const config = b.configVersion === null || b.configVersion === undefined ? '' : ` · config ${b.configVersion}${other ? ' ≠ master' : ''}`;
+      const cells = h
+        ? [`${h.cpuPct} %`, `${Math.round(h.rssBytes / 1048576)} MB`, uptime(h.uptimeS), h.tempC === null ? '–' : `${Math.round(h.tempC)} °C`, h.version + config]
+        : ['–', '–', '–', '–', '–'];
+      const cls = `${b.runstate === -1 ? 'down' : ''} ${h && b.runstate !== -1 ? '' : 'stale'} ${other ? 'mismatch' : ''}`;
       return el('tr', { class: cls, 'data-board': b.id }, el('td', { text: b.id }), el('td', { text: state }), ...cells.map((t) => el('td', { text: t })));
     }),
   );

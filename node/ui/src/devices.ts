@@ -37,11 +37,13 @@ function renderPoints(d: Device): HTMLElement {
   return el('div', { class: 'points' }, ...parts);
 }
 
+/** Maintenance (every board it is on is drained) before online or offline: its commands wait for an admin. */
+const badgeText = (d: Device) => (d.maintenance ? 'maintenance' : d.online ? 'online' : 'offline');
 // A reading older than this is shown greyed as stale: three missed polls, or a minute when the
 // device is read only on demand.
 const staleAfter = (d: Device) => (d.pollMs > 0 ? Math.max(3 * d.pollMs, 5000) : 60000);
 function ageText(d: Device, now: number): string {
-  if (!d.online) return 'offline';
+  if (!d.online) return badgeText(d);
   if (!d.updatedAt) return 'never read';
   const s = Math.max(0, Math.round((now - d.updatedAt) / 1000));
   return s < 60 ? `read ${s} s ago` : `read ${Math.round(s / 60)} min ago`;
@@ -117,7 +119,7 @@ function renderDevice(d: Device): HTMLElement {
       controls.push(el('span', {}, input, ' ', shown, ' ', el('button', { type: 'button', 'data-action': a.name, disabled: !can, onclick: go }, a.name)));
     }
   }
-  const online = el('span', { class: `badge ${d.online ? '' : 'off'}`, text: d.online ? 'online' : 'offline' });
+  const online = el('span', { class: `badge ${d.online && !d.maintenance ? '' : 'off'}`, text: badgeText(d) });
   const b = el(
     'div',
     { class: 'device', id: `dev-${d.id}` },
@@ -149,8 +151,8 @@ export function updateDevice(snap: DeviceSnapshot): void {
   }
   const badge = find(b, '.badge');
   if (badge) {
-    badge.textContent = d.online ? 'online' : 'offline';
-    badge.className = `badge ${d.online ? '' : 'off'}`;
+    badge.textContent = badgeText(d);
+    badge.className = `badge ${d.online && !d.maintenance ? '' : 'off'}`;
   }
   // The device is back: an error it caused is no longer true.
   const result = find(b, '.result');

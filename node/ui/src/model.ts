@@ -15,7 +15,12 @@ export interface BoardRow {
   linknum: number;
   runstate: number;
   url?: string;
+  /** Drained by an admin: up, given no new work. */
+  drained?: boolean;
   health?: Health | null;
+  /** The config the board runs (null until its health is heard). */
+  configVersion?: number | null;
+  configHash?: string | null;
 }
 export interface ClusterState {
   cluster?: string;
@@ -34,6 +39,8 @@ export interface Device {
   id: string;
   name?: string;
   online: boolean;
+  /** Every board it is attached to is drained for maintenance. */
+  maintenance?: boolean;
   boards: string[];
   points: Record<string, Value>;
   units?: Record<string, string>;

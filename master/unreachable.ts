@@ -1,0 +1,18 @@
+// Whether a job bound to some boards (a device's, a program's) can reach none of them now: every
+// one is down, or drained for maintenance by an admin. Answered at once, not queued to its
+// deadline. Pure.
+import type { ErrorCode } from '../shared/errors.ts';
+
+export function unreachable(
+  candidates: readonly number[] | undefined,
+  down: (board: number) => boolean,
+  drained: (board: number) => boolean,
+  id: (board: number) => string,
+): { code: ErrorCode; message: string } | undefined {
+  if (!candidates || candidates.length === 0 || !candidates.every((b) => down(b) || drained(b))) return undefined;
+  const names = (bs: readonly number[]) => bs.map(id).join(', ');
+  const inMaintenance = candidates.filter((b) => drained(b) && !down(b));
+  if (inMaintenance.length === 0) return { code: 'DEVICE_UNREACHABLE', message: `every board it is attached to is down (${names(candidates)})` };
+  const gone = candidates.filter((b) => down(b));
+  return { code: 'MAINTENANCE', message: `every board it can run on is drained for maintenance (${names(inMaintenance)})${gone.length ? ` or down (${names(gone)})` : ''}` };
+}

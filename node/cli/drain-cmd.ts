@@ -1,0 +1,31 @@
+// `ews drain ID` / `ews undrain ID --url URL`: take a board out of service for maintenance and put
+// it back, as an admin (--user asks the password without echo; or --token T, EWS_TOKEN). The
+// drain answers once the board's work has finished, and names the devices no other board reaches.
+
+import { fail } from '../start.ts';
+import { fetchError } from './fetch-error.ts';
+import { login } from './status-cmd.ts';
+
+export async function drainCmd(on: boolean, board: string | undefined, url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (!board) return fail(`usage: ews ${on ? 'drain' : 'undrain'} ID --url URL (the board's id)`);
+  if (!url) return fail('--url URL is required');
+  try {
+    if (user) {
+      const t = await login(url, user);
+      if (t instanceof Error) return fail(t.message, 1);
+      token = t;
+    }
+    const r = await fetch(new URL(`/api/boards/${encodeURIComponent(board)}/${on ? 'drain' : 'undrain'}`, url), {
+      method: 'POST',
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(120_000),
+    });
+    const answer = (await r.json().catch(() => ({}))) as { message?: string; maintenance?: string[]; error?: { code?: string; message?: string } };
+    if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
+    process.stdout.write(`${answer.message ?? 'done'}\n`);
+    if (answer.maintenance && answer.maintenance.length > 0) process.stdout.write(`in maintenance (no board reaches them): ${answer.maintenance.join(', ')}\n`);
+    return 0;
+  } catch (e) {
+    return fail(fetchError(url, e), 1);
+  }
+}
