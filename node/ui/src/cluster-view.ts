@@ -43,7 +43,8 @@ function renderBoards(boards: readonly BoardRow[]): void {
       const state = `${b.runstate === -1 ? 'down' : b.role === 'master' ? 'up · master' : b.runstate === 1 ? 'up' : 'joining'}${b.drained ? ' · drained' : ''}`;
       // The version cell also says which config the board runs, and whether it is the master's.
       const other = b.configHash && masterHash && b.configHash !== masterHash;
-      const config = b.configVersion === null || b.configVersion === undefined ? '' : ` · config ${b.configVersion}${other ? ' ≠ master' : ''}`;
+      // The config's version once a site numbers its configs (0 is the default: not shown), and a mark where it is not the master's.
+      const config = `${b.configVersion ? ` · config ${b.configVersion}` : ''}${other ? ' · config ≠ master' : ''}`;
       const cells = h
         ? [`${h.cpuPct} %`, `${Math.round(h.rssBytes / 1048576)} MB`, uptime(h.uptimeS), h.tempC === null ? '–' : `${Math.round(h.tempC)} °C`, h.version + config]
         : ['–', '–', '–', '–', '–'];
