@@ -6,8 +6,8 @@ import { parseArgs } from 'node:util';
 import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
-import { drainCmd } from './cli/drain-cmd.ts';
 import { genCert } from './cli/gen-cert.ts';
+import { drainCmd, handoverCmd } from './cli/maintenance-cmd.ts';
 import { readPassword } from './cli/password-prompt.ts';
 import { restoreCmd } from './cli/restore-cmd.ts';
 import { status } from './cli/status-cmd.ts';
@@ -26,10 +26,11 @@ const USAGE = `usage:
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)
   ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)
   ews drain ID --url URL [--user NAME | --token T]     take board ID out of service: no new work, its work finishes (admin)
-  ews undrain ID --url URL [--user NAME | --token T]   put a drained board back into service (admin)`;
+  ews undrain ID --url URL [--user NAME | --token T]   put a drained board back into service (admin)
+  ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)`;
 
-const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'help'];
-const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'no-address-check', 'help'];
+const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'help'];
+const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'to', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
   const pw = await readPassword(true);
@@ -57,6 +58,7 @@ export async function main(argv: string[]): Promise<number> {
         days: { type: 'string' },
         user: { type: 'string' },
         file: { type: 'string' },
+        to: { type: 'string' },
         'no-address-check': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -135,6 +137,8 @@ export async function main(argv: string[]): Promise<number> {
     case 'undrain':
       if (positionals.length > 1) return fail(`one board at a time: ews ${cmd} ID --url URL`);
       return drainCmd(cmd === 'drain', positionals[0], values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'handover':
+      return handoverCmd(values.to as string | undefined, values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'restore':
       return restoreCmd(values.url as string | undefined, values.file as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     default: {

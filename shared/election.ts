@@ -4,24 +4,12 @@
 import type { CoreConfig, Ready, Role } from './cluster-core-io.ts';
 import type { LoadBody, Message, StateBody } from './protocol.ts';
 import { StateTable } from './state-table.ts';
+import { nextTerm, ringDistance, support } from './terms.ts';
 
 export type { CoreConfig, CoreEvent, Outgoing, Ready, Role } from './cluster-core-io.ts';
-
-/** Boards a master's table counts as running: how much of the cluster it holds. */
-export const support = (body: StateBody): number => body.runstate.reduce<number>((n, rs) => n + (rs === 1 ? 1 : 0), 0);
+export { nextTerm, ringDistance, support } from './terms.ts';
 
 const none = (): Ready => ({ send: [], events: [] });
-
-/** The smallest term above `current` that belongs to board `self`: no two boards ever claim the same term. */
-export function nextTerm(current: number, self: number, boards: number): number {
-  const t = current + 1;
-  return t + ((((self - t) % boards) + boards) % boards);
-}
-
-/** Steps from a's position to b's going round the ring of board indices. */
-export function ringDistance(from: number, to: number, boards: number): number {
-  return (((to - from) % boards) + boards) % boards;
-}
 
 /** How long a flood may hold a takeover back, in Tmax after the master was last heard. */
 export const FLOOD_HOLD_TMAX = 10;
@@ -46,6 +34,9 @@ export class ClusterCore {
   private localLoad = 0;
   /** Last table heard from the master (what nodes display and inherit on takeover). */
   private heardTable: StateBody | undefined;
+  /** A planned handover under way: the board asked to take over (-1: none), until when. */
+  private handoverTo = -1;
+  private handoverUntilMs = -Infinity;
 
   constructor(cfg: CoreConfig, nowMs: number) {
     if (cfg.self < 0 || cfg.self >= cfg.boards) throw new Error('self out of range');
@@ -113,7 +104,10 @@ export class ClusterCore {
         r.events.push({ kind: 'runstate', board: b, runstate: -1 });
         this.dirty = true;
       }
-      if (nowMs - this.lastHeartbeatMs >= heartbeatMs) this.sendState(r, nowMs);
+      if (nowMs - this.lastHeartbeatMs >= heartbeatMs) {
+        if (this.handoverTo >= 0 && nowMs <= this.handoverUntilMs) this.sendHandover(r, nowMs);
+        else this.sendState(r, nowMs);
+      }
     } else {
       if (nowMs > this.takeoverAt()) {
         this.becomeMaster(r, nowMs);
@@ -147,6 +141,10 @@ export class ClusterCore {
       case 'REPORT':
         if (this._role === 'master') this.onLoad(r, msg.sender, msg.body, nowMs);
         break;
+      case 'HANDOVER':
+        // Only our own master, in its own term, can hand the cluster to us.
+        if (this._role === 'node' && msg.sender === this._master && msg.term === this._term && msg.body.to === this.cfg.self) this.becomeMaster(r, nowMs, true);
+        break;
       case 'DEVICE':
       case 'IDEM':
       case 'REVOKE':
@@ -176,11 +174,17 @@ export class ClusterCore {
     return r;
   }
 
-  /**
-   * Master: an admin drains (true) or undrains board i. It takes no new work until undrained;
-   * the flag rides in every STATE, so a new master keeps it. A node ignores it (only the master's
-   * table counts): the request thread asks the master.
-   */
+  /** Master: hand mastership to board `to` now (planned): it takes over with this table, and this master follows it instead of outbidding it; repeated every heartbeat for Tmax. */
+  handOver(to: number, nowMs: number): Ready {
+    const r = none();
+    if (this._role !== 'master' || to === this.cfg.self || to < 0 || to >= this.table.n || this.table.runstate(to) !== 1) return r;
+    this.handoverTo = to;
+    this.handoverUntilMs = nowMs + this.cfg.tmaxMs;
+    this.sendHandover(r, nowMs);
+    return r;
+  }
+
+  /** Master: an admin drains (true) or undrains board i: no new work until undrained; the flag rides in every STATE, so a new master keeps it. */
   setDrained(board: number, on: boolean, nowMs: number): Ready {
     const r = none();
     if (this._role !== 'master' || board < 0 || board >= this.table.n) return r;
@@ -242,7 +246,8 @@ export class ClusterCore {
   private onState(r: Ready, sender: number, term: number, body: StateBody, nowMs: number): void {
     const current = term === this._term && sender === this._master;
     const better = !current && (term > this._term || (term === this._term && (this._master < 0 || sender < this._master)));
-    if (better && this._role === 'master' && term > this._term && support(body) < this.freshSupport(nowMs)) {
+    const successor = sender === this.handoverTo && nowMs <= this.handoverUntilMs;
+    if (better && this._role === 'master' && term > this._term && !successor && support(body) < this.freshSupport(nowMs)) {
       // A higher term from a master that holds less of the cluster (a board back from a pulled
       // cable that elected itself): outbid it rather than hand the cluster to it. Terms stay
       // monotonic and unique, and "higher term wins" stays the only rule for following. Our own
@@ -259,6 +264,7 @@ export class ClusterCore {
     if (better || current) {
       if (better || this._role !== 'node') {
         const previous = this._role;
+        this.handoverTo = -1;
         this._term = term;
         this._master = sender;
         this._role = 'node';
@@ -299,16 +305,18 @@ export class ClusterCore {
     this.table.report(sender, body.load, heardAtMs);
   }
 
-  private becomeMaster(r: Ready, nowMs: number): void {
+  /** `planned`: handed over by a live master, whose table (and the master itself) stays as it was. */
+  private becomeMaster(r: Ready, nowMs: number, planned = false): void {
     const previous = this._role;
     const oldMaster = this._master;
     this._term = nextTerm(this._term, this.cfg.self, this.cfg.boards);
     this._master = this.cfg.self;
     this._role = 'master';
-    this.table.inherit(this.heardTable, this.cfg.self, oldMaster, nowMs);
+    this.handoverTo = -1;
+    this.table.inherit(this.heardTable, this.cfg.self, oldMaster, nowMs, planned);
     this.table.report(this.cfg.self, this.localLoad, nowMs);
     r.events.push({ kind: 'role', role: 'master', term: this._term, master: this.cfg.self, previous });
-    if (oldMaster >= 0 && oldMaster !== this.cfg.self) r.events.push({ kind: 'runstate', board: oldMaster, runstate: -1 });
+    if (!planned && oldMaster >= 0 && oldMaster !== this.cfg.self) r.events.push({ kind: 'runstate', board: oldMaster, runstate: -1 });
     this.dirty = true;
     this.lastStateSentMs = -Infinity;
   }
@@ -318,6 +326,12 @@ export class ClusterCore {
     this.lastStateSentMs = nowMs;
     this.dirty = false;
     r.send.push({ to: 'all', msg: { type: 'STATE', sender: this.cfg.self, term: this._term, body: this.table.snapshot(this.cfg.self) } });
+  }
+
+  /** The table as it is now, then the request to take over (the successor inherits that table). */
+  private sendHandover(r: Ready, nowMs: number): void {
+    this.sendState(r, nowMs);
+    r.send.push({ to: this.handoverTo, msg: { type: 'HANDOVER', sender: this.cfg.self, term: this._term, body: { to: this.handoverTo } } });
   }
 
   private sendJoin(r: Ready, nowMs: number): void {

@@ -13,6 +13,7 @@ export const ERRORS = {
   IDEMPOTENCY_UNKNOWN: { status: 409, message: "the board running this key's command failed before its outcome was recorded: the device may have run it, so read the device; it is never run again" },
   IDEMPOTENCY_PENDING: { status: 409, message: 'a request with this idempotency key is still in progress (or its board was lost mid-way)' },
   NOT_ACTIVE: { status: 409, message: 'the alarm is not active: there is nothing to acknowledge' },
+  NO_SUCCESSOR: { status: 409, message: 'no board can take over: a successor must be running and not drained' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },

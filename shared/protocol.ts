@@ -3,7 +3,7 @@
 //  off size field
 //    0    2 magic "EW"
 //    2    1 version (1)
-//    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN, 5 DEVICE, 6 IDEM, 7 REVOKE, 8 HEALTH, 9 LOG, 10 PROGRAMS)
+//    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN, 5 DEVICE, 6 IDEM, 7 REVOKE, 8 HEALTH, 9 LOG, 10 PROGRAMS, 11 HANDOVER)
 //    4    8 cluster id = sha256(cluster.name)[0..8]
 //   12    1 sender board index
 //   13    4 term
@@ -21,9 +21,9 @@ export const HEADER_BYTES = 29;
 export const TAG_BYTES = 32;
 export const LINKNUM_MAX = 0xffff;
 
-export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN' | 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS';
-const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4, DEVICE: 5, IDEM: 6, REVOKE: 7, HEALTH: 8, LOG: 9, PROGRAMS: 10 };
-const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN', 'DEVICE', 'IDEM', 'REVOKE', 'HEALTH', 'LOG', 'PROGRAMS'];
+export type PacketType = 'STATE' | 'ACK' | 'REPORT' | 'JOIN' | 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS' | 'HANDOVER';
+const TYPE_CODE: Record<PacketType, number> = { STATE: 1, ACK: 2, REPORT: 3, JOIN: 4, DEVICE: 5, IDEM: 6, REVOKE: 7, HEALTH: 8, LOG: 9, PROGRAMS: 10, HANDOVER: 11 };
+const CODE_TYPE: readonly (PacketType | undefined)[] = [undefined, 'STATE', 'ACK', 'REPORT', 'JOIN', 'DEVICE', 'IDEM', 'REVOKE', 'HEALTH', 'LOG', 'PROGRAMS', 'HANDOVER'];
 
 /** runstate: 1 running, 0 joining, -1 down (the paper's ∞). */
 export type RunState = 1 | 0 | -1;
@@ -46,6 +46,8 @@ export type Message =
   | { type: 'ACK'; sender: number; term: number; body: LoadBody }
   | { type: 'REPORT'; sender: number; term: number; body: LoadBody }
   | { type: 'JOIN'; sender: number; term: number; body: Record<string, never> }
+  /** A planned handover: the master asks board `to` to take over now (no Tmax wait). */
+  | { type: 'HANDOVER'; sender: number; term: number; body: { to: number } }
   /** Application data for every board (device readings, idempotency records): a JSON object. */
   | { type: 'DEVICE' | 'IDEM' | 'REVOKE' | 'HEALTH' | 'LOG' | 'PROGRAMS'; sender: number; term: number; body: Record<string, unknown> };
 
@@ -100,6 +102,8 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
       }
       case 'JOIN':
         return Buffer.alloc(0);
+      case 'HANDOVER':
+        return Buffer.from([msg.body.to]);
       case 'DEVICE':
       case 'IDEM':
       case 'REVOKE':
@@ -159,6 +163,9 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
       case 'JOIN':
         if (b.length !== 0) return undefined;
         return { type, sender, term, body: {} };
+      case 'HANDOVER':
+        if (b.length !== 1 || b[0]! >= boards) return undefined;
+        return { type, sender, term, body: { to: b[0]! } };
       case 'DEVICE':
       case 'IDEM':
       case 'REVOKE':

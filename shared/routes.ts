@@ -60,6 +60,7 @@ export const ROUTES = [
     'take a board out of service: no new work, its work finishes, its devices go on through their other boards (or answer 503 MAINTENANCE)',
   ),
   r('POST', '/api/boards/{board}/undrain', 'admin', 'master', 'drain', 'put a drained board back into service'),
+  r('POST', '/api/cluster/handover', 'admin', 'master', 'handover', 'hand the master role to ?to=ID (default: the next running, undrained board) at once: it claims the VIP, this master follows it'),
   r('GET', '/api/stats', 'viewer', 'master', 'stats', 'the master’s queue per class and its QoS controllers'),
   r('GET', '/api/devices', 'viewer', 'dispatched', 'devices', 'every device with its points, units, actions and boards'),
   r('GET', '/cgi-bin/devices/{device}', 'viewer', 'device', 'device-read', 'read every point of a device now'),

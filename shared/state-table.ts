@@ -126,14 +126,17 @@ export class StateTable {
     return { runstates: [...this.runstates], reported: [...this.reported], heard: [...this.heard] };
   }
 
-  /** Take over a table heard from the previous master; its linknums become reported load. */
-  inherit(body: StateBody | undefined, self: number, oldMaster: number, nowMs: number): void {
+  /**
+   * Take over a table heard from the previous master; its linknums become reported load.
+   * `planned`: the previous master handed over and is alive: its running boards (itself too) stay running.
+   */
+  inherit(body: StateBody | undefined, self: number, oldMaster: number, nowMs: number, planned = false): void {
     for (let i = 0; i < this.n; i++) {
       this.heard[i] = nowMs; // everyone gets a full Tthreshold of grace from the takeover
       if (body) {
         // Trust only what we hear ourselves: a board the old master counted as running is
         // unconfirmed (0) until it reports to us; its linknum stays as an estimate of its load.
-        this.runstates[i] = body.runstate[i] === -1 ? -1 : 0;
+        this.runstates[i] = body.runstate[i] === -1 ? -1 : planned ? body.runstate[i]! : 0;
         this.reported[i] = body.runstate[i] === -1 ? 0 : body.linknum[i]!;
         // A drained board stays drained under the new master.
         this.drainedFlags[i] = body.drained?.[i] ?? false;
@@ -142,7 +145,8 @@ export class StateTable {
       }
     }
     this.runstates[self] = 1;
-    if (oldMaster >= 0 && oldMaster !== self) this.setRunstate(oldMaster, -1);
+    if (planned && oldMaster >= 0) this.runstates[oldMaster] = 1;
+    else if (oldMaster >= 0 && oldMaster !== self) this.setRunstate(oldMaster, -1);
   }
 
   /** What a master broadcasts. */

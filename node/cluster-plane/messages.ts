@@ -28,6 +28,8 @@ export type ToPlane =
   | { t: 'alive' }
   /** Master: an admin drains (true) or undrains a board. */
   | { t: 'drain'; board: number; drained: boolean }
+  /** Master: hand mastership to a board now (a planned handover). */
+  | { t: 'handover'; board: number }
   /** A /metrics scrape: the plane answers with its counters as they are now. */
   | { t: 'metrics' }
   | { t: 'close' };

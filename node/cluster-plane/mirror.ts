@@ -193,6 +193,11 @@ export class ClusterMirror {
     this.post({ t: 'drain', board, drained: on });
   }
 
+  /** Master: hand mastership to board i now (a planned handover); this board follows it. */
+  handOver(board: number): void {
+    if (this.role === 'master') this.post({ t: 'handover', board });
+  }
+
   /** Broadcast application data to every board. False if it does not fit in a packet. */
   broadcastApp(type: AppMessage['type'], body: Record<string, unknown>): boolean {
     if (Buffer.byteLength(JSON.stringify(body)) + 64 > this.cfg.limits.udpPacketBytesMax) return false;

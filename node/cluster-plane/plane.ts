@@ -137,6 +137,9 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       case 'drain':
         link.apply(link.core.setDrained(m.board, m.drained, now));
         break;
+      case 'handover':
+        link.apply(link.core.handOver(m.board, now));
+        break;
       case 'metrics':
         post({ t: 'metrics', text: metrics.render() });
         break;

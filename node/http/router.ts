@@ -12,7 +12,7 @@ import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/
 import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
-import { drainRoute } from '../cluster/drain-routes.ts';
+import { drainRoute, handoverRoute } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
 import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/command-log.ts';
@@ -213,6 +213,9 @@ export class Router {
         case 'drain':
           await readBody(req, d.cfg.limits.bodyBytesMax); // none is expected: read, so the connection stays usable
           return drainRoute({ cfg: d.cfg, mirror, operator: d.operator }, path, who?.user ?? null, res);
+        case 'handover':
+          await readBody(req, d.cfg.limits.bodyBytesMax);
+          return handoverRoute({ cfg: d.cfg, mirror, operator: d.operator }, new URL(url, 'http://board'), who?.user ?? null, res);
         default: {
           const unanswered: never = own;
           throw new Error(`no answer for ${JSON.stringify(unanswered)}`);

@@ -113,3 +113,78 @@ describe('drain', () => {
     assert.equal(pump.board, 'b2');
   });
 });
+
+describe('planned handover', () => {
+  let c: TestCluster;
+  let token = '';
+  const u = (i: number) => c.boards[i]!.url;
+  before(async () => {
+    const users = [{ name: ADMIN.name, role: 'admin', passwordHash: await hashPassword(ADMIN.password) }];
+    c = await makeCluster(3, (cfg) => {
+      cfg.auth = { users };
+    });
+    const r = await fetch(`${u(0)}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    token = ((await r.json()) as { token: string }).token;
+    c.headers = { authorization: `Bearer ${token}` };
+    await converged(c, undefined, undefined, (v) => v.master === 'b1');
+  });
+  after(() => c.stop());
+
+  test('the master hands over at once under load: no request fails, the old master follows, a drained or unknown board is refused', async () => {
+    const post = (path: string) => fetch(`${u(0)}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+    assert.equal((await post('/api/cluster/handover?to=b9')).status, 404);
+    const self = await post('/api/cluster/handover?to=b1');
+    assert.equal(self.status, 409);
+    assert.equal(((await self.json()) as { error: { code: string } }).error.code, 'NO_SUCCESSOR');
+    // Load through b1 (the old master: it relays once it is a node) while the master changes.
+    let stop = false;
+    const statuses: number[] = [];
+    const load = (async () => {
+      let n = 0;
+      while (!stop) {
+        const batch = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            fetch(`${u(0)}/cgi-bin/echo?ms=20&n=${n++}-${i}`, { headers: { authorization: `Bearer ${token}`, 'idempotency-key': `k${n}-${i}` }, signal: AbortSignal.timeout(10_000) }).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          ),
+        );
+        statuses.push(...batch);
+      }
+    })();
+    await waitFor('load running', async () => statuses.length >= 40);
+    const r = await post('/api/cluster/handover');
+    const answer = (await r.json()) as { from: string; to: string; ms: number; term: number };
+    assert.equal(r.status, 200, JSON.stringify(answer));
+    assert.deepEqual([answer.from, answer.to], ['b1', 'b2'], 'the next board round the ring');
+    const after = statuses.length;
+    await waitFor('load after the handover', async () => statuses.length >= after + 40);
+    stop = true;
+    await load;
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      `every request answered 200 (${statuses.length}); the handover took ${answer.ms} ms`,
+    );
+    for (const i of [0, 1, 2]) {
+      const v = await getJson<{ master: string; term: number; boards: Array<{ id: string; runstate: number }> }>(`${u(i)}/api/cluster`, c.headers);
+      assert.equal(v.master, 'b2');
+      assert.equal(v.term, answer.term);
+    }
+    const v = await waitFor('b1 running under b2', async () => {
+      const x = await getJson<{ boards: Array<{ id: string; runstate: number; role: string }> }>(`${u(1)}/api/cluster`, c.headers);
+      return x.boards.every((b) => b.runstate === 1) && x;
+    });
+    assert.deepEqual(
+      v.boards.map((b) => b.role),
+      ['node', 'master', 'node'],
+    );
+    // A drained board is no successor.
+    const b2 = (path: string) => fetch(`${u(1)}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    assert.equal((await b2('/api/boards/b3/drain')).status, 200);
+    const refused = await b2('/api/cluster/handover?to=b3');
+    assert.equal(refused.status, 409);
+    assert.match(((await refused.json()) as { error: { message: string } }).error.message, /drained/);
+  });
+});

@@ -217,3 +217,56 @@ test('drain: the master marks a board drained, its STATEs carry it, a node that 
   assert.deepEqual(n.setDrained(2, false, t + 1).events, [{ kind: 'drained', board: 2, drained: false }]);
   assert.deepEqual(n.view()?.drained, [false, false, false]);
 });
+
+test('planned handover: the master asks a board to take over; it does at once with the table, the old master follows it instead of outbidding it', () => {
+  const m = new ClusterCore(cfg(0), 0);
+  m.start(0);
+  for (const b of [1, 2]) m.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
+  const n1 = new ClusterCore(cfg(1), 0);
+  const n2 = new ClusterCore(cfg(2), 0);
+  n1.start(0);
+  n2.start(0);
+  const deliver = (r: Ready, from: number, at: number) => {
+    const out: Array<[number, Ready]> = [];
+    for (const o of r.send)
+      for (const [i, core] of [
+        [0, m],
+        [1, n1],
+        [2, n2],
+      ] as const)
+        if (i !== from && (o.to === 'all' || o.to === i)) out.push([i, core.receive(o.msg, at)]);
+    return out;
+  };
+  for (const [, r] of deliver(m.tick(10), 0, 10)) deliver(r, -1, 10);
+  assert.deepEqual([n1.role, n2.role, n1.master], ['node', 'node', 0]);
+  assert.deepEqual(m.handOver(0, 20).send, [], 'not to itself');
+  const asked = m.handOver(1, 20);
+  assert.deepEqual(
+    asked.send.map((o) => [o.msg.type, o.to]),
+    [
+      ['STATE', 'all'],
+      ['HANDOVER', 1],
+    ],
+  );
+  // A HANDOVER that is not from the board's master in its term is ignored.
+  assert.equal(n2.receive({ type: 'HANDOVER', sender: 0, term: m.term, body: { to: 1 } }, 20).events.length, 0, 'one for another board');
+  assert.equal(n2.receive({ type: 'HANDOVER', sender: 0, term: m.term - 1, body: { to: 2 } }, 20).events.length, 0, 'one from an older term');
+  assert.equal(n1.receive({ type: 'HANDOVER', sender: 2, term: m.term, body: { to: 1 } }, 20).events.length, 0, 'from a board that is not the master');
+  let taken: Ready | undefined;
+  for (const [i, r] of deliver(asked, 0, 20)) if (i === 1) taken = r;
+  assert.equal(n1.role, 'master', 'board 1 takes over at once, no Tmax wait');
+  assert.ok(n1.term > m.term);
+  assert.deepEqual(taken!.events[0], { kind: 'role', role: 'master', term: n1.term, master: 1, previous: 'node' });
+  assert.ok(!taken!.events.some((e) => e.kind === 'runstate'), 'the old master is not marked down');
+  assert.deepEqual(n1.view()?.runstate, [1, 1, 1], 'the table as the master held it: everyone running');
+  // Its first STATE: the old master follows (it holds more fresh support, yet does not outbid), board 2 too.
+  for (const [, r] of deliver(taken!, 1, 21)) deliver(r, -1, 21);
+  assert.deepEqual([m.role, m.master, n2.master], ['node', 1, 1]);
+  assert.equal(m.term, n1.term);
+  // Without a handover under way, the same STATE from a board holding less would be outbid.
+  const lone = new ClusterCore(cfg(0), 0);
+  lone.start(0);
+  for (const b of [1, 2]) lone.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
+  lone.receive({ type: 'STATE', sender: 1, term: lone.term + 1, body: { master: 1, linknum: [0, 0, 0], runstate: [-1, 1, 0] } }, 30);
+  assert.equal(lone.role, 'master', 'an unplanned higher term with less support is outbid');
+});

@@ -13,6 +13,7 @@ const msgs: Message[] = [
   { type: 'ACK', sender: 2, term: 4, body: { id: 4_000_000_000, load: 7 } },
   { type: 'REPORT', sender: 0, term: 4, body: { id: 0, load: 0 } },
   { type: 'JOIN', sender: 2, term: 0, body: {} },
+  { type: 'HANDOVER', sender: 0, term: 6, body: { to: 2 } },
 ];
 
 test('every packet type round-trips with its envelope', () => {

@@ -1,6 +1,7 @@
-// `ews drain ID` / `ews undrain ID --url URL`: take a board out of service for maintenance and put
-// it back, as an admin (--user asks the password without echo; or --token T, EWS_TOKEN). The
-// drain answers once the board's work has finished, and names the devices no other board reaches.
+// Maintenance as an admin (--user asks the password without echo; or --token T, EWS_TOKEN):
+// `ews drain ID` / `ews undrain ID --url URL` take a board out of service and put it back (the
+// drain answers once the board's work has finished, and names the devices no other board
+// reaches); `ews handover [--to ID] --url URL` hands the master role to another board at once.
 
 import { fail } from '../start.ts';
 import { fetchError } from './fetch-error.ts';
@@ -24,6 +25,26 @@ export async function drainCmd(on: boolean, board: string | undefined, url: stri
     if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
     process.stdout.write(`${answer.message ?? 'done'}\n`);
     if (answer.maintenance && answer.maintenance.length > 0) process.stdout.write(`in maintenance (no board reaches them): ${answer.maintenance.join(', ')}\n`);
+    return 0;
+  } catch (e) {
+    return fail(fetchError(url, e), 1);
+  }
+}
+
+export async function handoverCmd(to: string | undefined, url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (!url) return fail('--url URL is required');
+  try {
+    if (user) {
+      const t = await login(url, user);
+      if (t instanceof Error) return fail(t.message, 1);
+      token = t;
+    }
+    const target = new URL('/api/cluster/handover', url);
+    if (to) target.searchParams.set('to', to);
+    const r = await fetch(target, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(30_000) });
+    const answer = (await r.json().catch(() => ({}))) as { message?: string; error?: { code?: string; message?: string } };
+    if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
+    process.stdout.write(`${answer.message ?? 'done'}\n`);
     return 0;
   } catch (e) {
     return fail(fetchError(url, e), 1);
