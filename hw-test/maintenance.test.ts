@@ -1,0 +1,129 @@
+// Maintenance on the namespace LAN with a real VIP, under load through the VIP: a planned handover
+// of the master, then a drain of a device's board while the device has a second board. Keyed
+// commands (retried with their key only when no answer came) and page requests: no answer other
+// than 2xx, every command run exactly once.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { demoDevices } from '../dev/demo.ts';
+import { ValveSimulator } from '../dev/simulators/line-devices.ts';
+import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
+import { buildLan, type Lan, request, settled, until, VIP } from './lan.ts';
+
+async function executed(lan: Lan): Promise<number> {
+  let n = 0;
+  for (const id of ['ews2', 'ews3']) {
+    const body = (await request(lan.addr(id), '/metrics')).body;
+    for (const line of body.split('\n')) if (line.startsWith('ews_device_actions_total{') && line.includes('device="valve3"') && line.includes('action="set"')) n += Number(line.split(' ').at(-1));
+  }
+  return n;
+}
+
+describe('maintenance under load through the VIP', () => {
+  let lan: Lan;
+  const ptys: PtyPair[] = [];
+  const wires: Array<Awaited<ReturnType<typeof ptyWire>>> = [];
+
+  before(async () => {
+    // The valve on a bus both ews2 and ews3 are wired to (here: a simulator on each board's pty).
+    for (let i = 0; i < 2; i++) {
+      const pty = await ptyPair();
+      const wire = await ptyWire(pty.b);
+      new ValveSimulator('\n').attach(wire.wire);
+      ptys.push(pty);
+      wires.push(wire);
+    }
+    const valve = (demoDevices(['ews1', 'ews2', 'ews3']) as Array<Record<string, unknown>>)[1]!;
+    const devices = [
+      {
+        ...valve,
+        simulate: undefined,
+        attach: [
+          { board: 'ews2', port: ptys[0]!.a },
+          { board: 'ews3', port: ptys[1]!.a },
+        ],
+      },
+    ];
+    lan = await buildLan({ devices });
+    assert.equal((await settled(lan, lan.ids, 20_000)).master, 'ews1');
+    await until('the valve online', async () => (JSON.parse((await request(VIP, '/api/devices')).body) as Array<{ online: boolean }>).every((d) => d.online));
+  });
+  after(async () => {
+    await lan?.close();
+    for (const w of wires) await w.close();
+    for (const p of ptys) await p.kill();
+  });
+
+  test("a planned handover, then a drain of the valve's board: no answer other than 2xx, every command once", async () => {
+    const base = await executed(lan);
+    let stop = false;
+    let commands = 0,
+      pages = 0,
+      resets = 0;
+    const bad: string[] = [];
+    const control = async (c: number) => {
+      for (let i = 0; !stop; i++) {
+        commands++;
+        const key = `m-${process.pid}-${c}-${i}`;
+        const body = JSON.stringify({ value: i % 100 });
+        for (;;) {
+          const r = await request(VIP, '/cgi-bin/devices/valve3/set', { method: 'POST', body, headers: { 'idempotency-key': key }, timeoutMs: 3000 });
+          if (r.status === 200) break;
+          if (r.status !== 0) {
+            bad.push(`command ${r.status} ${r.body.slice(0, 120)}`);
+            break;
+          }
+          resets++; // no answer (the address moved under the connection): the same key again
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      }
+    };
+    const browse = async () => {
+      while (!stop) {
+        const r = await request(VIP, '/', { timeoutMs: 3000 });
+        pages++;
+        if (r.status === 0) resets++;
+        else if (r.status !== 200) bad.push(`page ${r.status} ${r.body.slice(0, 120)}`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    const clients = [control(0), control(1), browse(), browse()];
+    await until('the load flowing', async () => commands >= 10 && pages >= 10, 10_000);
+
+    const h = await request(lan.addr('ews1'), '/api/cluster/handover', { method: 'POST', timeoutMs: 5000 });
+    assert.equal(h.status, 200, h.body);
+    const handed = JSON.parse(h.body) as { to: string; ms: number };
+    assert.equal(handed.to, 'ews2');
+    await until('the VIP on ews2 alone', async () => {
+      const v = lan.vipHolders();
+      return v.length === 1 && v[0] === 'ews2';
+    });
+    const atHandover = commands;
+    await until('commands after the handover', async () => commands >= atHandover + 10, 10_000);
+
+    const d = await request(VIP, '/api/boards/ews3/drain', { method: 'POST', timeoutMs: 10_000 });
+    assert.equal(d.status, 200, d.body);
+    assert.deepEqual((JSON.parse(d.body) as { maintenance: string[] }).maintenance, [], 'the valve has ews2 still');
+    const atDrain = commands;
+    await until('commands after the drain', async () => commands >= atDrain + 10, 10_000);
+    stop = true;
+    await Promise.all(clients);
+
+    const ran = (await executed(lan)) - base;
+    process.stdout.write(`# handover in ${handed.ms} ms; ${commands} commands, ${pages} pages, ${resets} connections reset while the address moved\n`);
+    assert.deepEqual(bad, [], 'no answer other than 2xx');
+    assert.equal(ran, commands, 'every command ran exactly once');
+    const onEws3 = await request(lan.addr('ews3'), '/metrics');
+    assert.ok(onEws3.status === 200);
+    const view = JSON.parse((await request(VIP, '/api/cluster')).body) as { master: string; boards: Array<{ id: string; drained: boolean }> };
+    assert.equal(view.master, 'ews2');
+    assert.deepEqual(
+      view.boards.map((b) => [b.id, b.drained]),
+      [
+        ['ews1', false],
+        ['ews2', false],
+        ['ews3', true],
+      ],
+    );
+  });
+});
