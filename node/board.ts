@@ -97,7 +97,7 @@ export class Board {
     const announce = idemBroadcast(() => this.mirror, cfg);
     const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
     const handlers = new Handlers(cfg, self, devices, directory, idem, log);
-    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked));
+    const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked, cfg.cluster.acceptKeys));
     const service = (name: string) => () => guard.serviceHeaders(name, Date.now());
     const [view, closing] = [() => this.view(), () => this.closing];
     const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
@@ -107,7 +107,7 @@ export class Board {
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
     const mirror = new ClusterMirror(cfg, self, state.bootEpoch, clock, log, metrics, opts.planeTransport);
-    const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024);
+    const frames = new FrameCodec(cfg.cluster.key, Math.max(l.bodyBytesMax, l.answerBytesMax) + l.headerBytesMax + 1024, cfg.cluster.acceptKeys);
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, mirror, handlers, metrics, mirror.bootEpoch);
     const limits = linkLimits(cfg, opts.tls !== undefined);

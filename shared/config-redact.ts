@@ -1,7 +1,7 @@
 // A config as it may leave the cluster (GET /api/backup): every secret left out. Pure.
 
 /** Keys whose values are secrets wherever they appear in a config. */
-const SECRET_KEYS = new Set(['key', 'passwordHash', 'pass', 'secret', 'nextKey']);
+const SECRET_KEYS = new Set(['key', 'acceptKeys', 'passwordHash', 'pass', 'secret', 'nextKey']);
 
 /** A deep copy of the raw config without its secrets (a URL's password is cut out too). */
 export function redactConfig(raw: unknown): unknown {

@@ -16,6 +16,8 @@ export interface VipConfig {
 export interface ClusterConfig {
   readonly name: string;
   readonly key: Buffer;
+  /** Keys accepted besides `key`, never sent with: a key change made one board at a time. */
+  readonly acceptKeys: readonly Buffer[];
   readonly udpPort: number;
   /** An IPv4 broadcast address, or 'peers' for unicast fan-out to every board. */
   readonly broadcast: string;

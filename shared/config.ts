@@ -59,6 +59,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     r.obj(raw, 'cluster', '', [
       'name',
       'key',
+      'acceptKeys',
       'udpPort',
       'broadcast',
       'heartbeatMs',
@@ -81,6 +82,14 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (typeof k === 'string') r.bad('cluster.key', k);
     else key = k;
   }
+  const acceptKeys: Buffer[] = [];
+  (r.arr(c, 'acceptKeys', p, false) ?? []).forEach((raw, i) => {
+    const k = parseClusterKey(raw);
+    if (typeof k === 'string') r.bad(`cluster.acceptKeys[${i}]`, k);
+    else if (k.equals(key) || acceptKeys.some((x) => x.equals(k))) r.bad(`cluster.acceptKeys[${i}]`, 'repeats a key already given');
+    else acceptKeys.push(k);
+  });
+  if (acceptKeys.length > 2) r.bad('cluster.acceptKeys', 'at most 2 (the key before and the one after)');
   const udpPort = r.int(c, 'udpPort', p, 5050, 1, 65535);
   const broadcast = r.str(c, 'broadcast', p, 'peers');
   if (broadcast !== 'peers' && !isIPv4(broadcast)) r.bad('cluster.broadcast', 'must be an IPv4 broadcast address or "peers"');
@@ -123,7 +132,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (typeof h === 'string' && /^[A-Za-z0-9.-]{1,253}$/.test(h)) hosts.push(h.toLowerCase());
     else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
   });
-  return { name, key, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, planeThread, masterWork, vip, hosts };
+  return { name, key, acceptKeys, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, planeThread, masterWork, vip, hosts };
 }
 
 function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {

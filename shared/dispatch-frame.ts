@@ -80,11 +80,15 @@ const wholeLines = (head: Buffer): boolean => head.length === 0 || (head[head.le
 
 export class FrameCodec {
   private readonly secret: KeyObject;
+  /** Keys a frame may also be sealed with (a key change under way); frames are always sealed with `key`. */
+  private readonly accepted: readonly KeyObject[];
   constructor(
     key: Buffer,
     readonly frameBytesMax: number,
+    acceptKeys: readonly Buffer[] = [],
   ) {
     this.secret = createSecretKey(key);
+    this.accepted = acceptKeys.map((k) => createSecretKey(k));
   }
 
   /** A request frame; `sealed` false: without its tag, for a batch (`sealBatch`). */
@@ -156,7 +160,7 @@ export class FrameCodec {
     if (buf.length > this.frameBytesMax) return 'oversized';
     if (buf.length < 5 + TAG_BYTES || buf.readUInt32BE(0) !== buf.length - 4) return 'malformed';
     const end = buf.length - TAG_BYTES;
-    if (!timingSafeEqual(this.tag(buf.subarray(0, end)), buf.subarray(end))) return 'auth';
+    if (!this.sealedByAny(buf.subarray(0, end), buf.subarray(end))) return 'auth';
     try {
       if (buf[4] !== TYPE_BATCH) return this.fields(buf, 0, end) ?? 'malformed';
       const frames: Frame[] = [];
@@ -245,8 +249,14 @@ export class FrameCodec {
     return buf;
   }
 
-  private tag(data: Buffer): Buffer {
-    return createHmac('sha256', this.secret).update('ews-link\n').update(data).digest().subarray(0, TAG_BYTES);
+  private tag(data: Buffer, secret: KeyObject = this.secret): Buffer {
+    return createHmac('sha256', secret).update('ews-link\n').update(data).digest().subarray(0, TAG_BYTES);
+  }
+
+  private sealedByAny(data: Buffer, given: Buffer): boolean {
+    if (timingSafeEqual(this.tag(data), given)) return true;
+    for (const k of this.accepted) if (timingSafeEqual(this.tag(data, k), given)) return true;
+    return false;
   }
 }
 

@@ -72,10 +72,12 @@ export interface Codec {
   decode(buf: Buffer): Decoded;
 }
 
-export function createCodec(opts: { key: Buffer; cluster: string; boards: number; packetBytesMax: number }): Codec {
+/** `acceptKeys`: keys a packet may also be signed with (a key change under way); packets are always signed with `key`. */
+export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[]; cluster: string; boards: number; packetBytesMax: number }): Codec {
   const cid = clusterId(opts.cluster);
   const { key, boards, packetBytesMax } = opts;
-  if (key.length < 32) throw new Error('cluster key must be at least 32 bytes');
+  const accepted = opts.acceptKeys ?? [];
+  if ([key, ...accepted].some((k) => k.length < 32)) throw new Error('cluster key must be at least 32 bytes');
 
   function encodeBody(msg: Message): Buffer {
     switch (msg.type) {
@@ -132,8 +134,14 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
     return buf;
   }
 
-  function tag(data: Buffer): Buffer {
-    return createHmac('sha256', key).update(data).digest();
+  function tag(data: Buffer, k: Buffer = key): Buffer {
+    return createHmac('sha256', k).update(data).digest();
+  }
+
+  function signedByAny(data: Buffer, given: Buffer): boolean {
+    if (timingSafeEqual(tag(data), given)) return true;
+    for (const k of accepted) if (timingSafeEqual(tag(data, k), given)) return true;
+    return false;
   }
 
   function decodeBody(type: PacketType, b: Buffer, sender: number, term: number): Message | undefined {
@@ -193,7 +201,7 @@ export function createCodec(opts: { key: Buffer; cluster: string; boards: number
     const bodyLen = buf.readUInt16BE(27);
     if (buf.length !== HEADER_BYTES + bodyLen + TAG_BYTES) return { ok: false, reason: 'length' };
     const signed = buf.subarray(0, HEADER_BYTES + bodyLen);
-    if (!timingSafeEqual(tag(signed), buf.subarray(HEADER_BYTES + bodyLen))) return { ok: false, reason: 'auth' };
+    if (!signedByAny(signed, buf.subarray(HEADER_BYTES + bodyLen))) return { ok: false, reason: 'auth' };
     // Past this point the packet was made by a holder of the key: malformed now means a bug or a config mismatch.
     const type = CODE_TYPE[buf[3]!];
     const sender = buf.readUInt8(12);

@@ -19,15 +19,17 @@ export interface Session {
 export const SERVICE_SESSION_TTL_S = 300;
 
 export class SessionSigner {
-  private readonly key: Buffer;
-  private readonly csrfKey: Buffer;
+  /** Derived from the cluster key first (what this board signs with), then from each accepted key (cluster.acceptKeys: a key change under way). */
+  private readonly keys: Buffer[];
+  private readonly csrfKeys: Buffer[];
   /** `revoked`: sessions logged out before they expire. */
   constructor(
     clusterKey: Buffer,
     private readonly revoked: { has(sid: string): boolean; notBefore(user: string): number },
+    acceptKeys: readonly Buffer[] = [],
   ) {
-    this.key = createHmac('sha256', clusterKey).update('ews-session-v1').digest();
-    this.csrfKey = createHmac('sha256', clusterKey).update('ews-csrf-v1').digest();
+    this.keys = [clusterKey, ...acceptKeys].map((k) => createHmac('sha256', k).update('ews-session-v1').digest());
+    this.csrfKeys = [clusterKey, ...acceptKeys].map((k) => createHmac('sha256', k).update('ews-csrf-v1').digest());
   }
 
   issue(user: string, role: Role, ttlS: number, nowMs: number, service = false): { token: string; session: Session } {
@@ -41,8 +43,11 @@ export class SessionSigner {
     const parts = token.split('.');
     if (parts.length !== 3 || parts[0] !== 'v1') return undefined;
     const given = Buffer.from(parts[2]!, 'base64url');
-    const want = Buffer.from(this.tag(parts[1]!), 'base64url');
-    if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
+    const signed = this.keys.some((k) => {
+      const want = Buffer.from(this.tag(parts[1]!, k), 'base64url');
+      return given.length === want.length && timingSafeEqual(given, want);
+    });
+    if (!signed) return undefined;
     let s: Session;
     try {
       s = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Session;
@@ -55,18 +60,20 @@ export class SessionSigner {
     return s;
   }
 
-  csrf(session: Session): string {
-    return createHmac('sha256', this.csrfKey).update(session.sid).digest('base64url').slice(0, 32);
+  csrf(session: Session, csrfKey: Buffer = this.csrfKeys[0]!): string {
+    return createHmac('sha256', csrfKey).update(session.sid).digest('base64url').slice(0, 32);
   }
 
   csrfOk(session: Session, given: string | undefined): boolean {
     if (!given) return false;
-    const want = Buffer.from(this.csrf(session));
     const g = Buffer.from(given);
-    return g.length === want.length && timingSafeEqual(g, want);
+    return this.csrfKeys.some((k) => {
+      const want = Buffer.from(this.csrf(session, k));
+      return g.length === want.length && timingSafeEqual(g, want);
+    });
   }
 
-  private tag(payload: string): string {
-    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  private tag(payload: string, key: Buffer = this.keys[0]!): string {
+    return createHmac('sha256', key).update(payload).digest('base64url');
   }
 }

@@ -74,7 +74,7 @@ export class ClusterLink {
   ) {
     const c = cfg.cluster;
     this.core = this.newCore();
-    this.codec = createCodec({ key: c.key, cluster: c.name, boards: cfg.boards.length, packetBytesMax: cfg.limits.udpPacketBytesMax });
+    this.codec = createCodec({ key: c.key, acceptKeys: c.acceptKeys, cluster: c.name, boards: cfg.boards.length, packetBytesMax: cfg.limits.udpPacketBytesMax });
     this.guard = new ReplayGuard(cfg.boards.length);
     this.epoch = Math.min(bootEpoch, EPOCH_MAX);
     this.bootEpoch = this.epoch;

@@ -33,7 +33,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   const absNow = () => env.abs.now();
   const self = cfg.boards.find((b) => b.id === data.boardId)!;
   // The key crossed the thread boundary as a Uint8Array.
-  const cluster = { ...cfg.cluster, key: Buffer.from(cfg.cluster.key) };
+  const cluster = { ...cfg.cluster, key: Buffer.from(cfg.cluster.key), acceptKeys: cfg.cluster.acceptKeys.map((k) => Buffer.from(k)) };
   const log = env.log ?? createLogger({ board: self.id, thread: 'cluster' });
   const metrics = new Registry({ part: true });
   const transport: Transport = env.transport ?? (data.transportModule ? ((await import(data.transportModule)) as { planeTransport: Transport }).planeTransport : systemTransport);
