@@ -150,7 +150,8 @@ export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[];
         if (b.length < 2) return undefined;
         const master = b.readUInt8(0);
         const n = b.readUInt8(1);
-        const mask = (n + 7) >> 3;
+        // The drained mask after the rows is new: a STATE without it (a board of the release before) has none drained.
+        const mask = b.length === 2 + 3 * n ? 0 : (n + 7) >> 3;
         if (n !== boards || b.length !== 2 + 3 * n + mask || master >= boards || master !== sender) return undefined;
         const linknum: number[] = [];
         const runstate: RunState[] = [];
@@ -160,7 +161,7 @@ export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[];
           const rs = b.readInt8(4 + 3 * i);
           if (rs !== 1 && rs !== 0 && rs !== -1) return undefined;
           runstate.push(rs);
-          drained.push((b[2 + 3 * n + (i >> 3)]! & (1 << (i & 7))) !== 0);
+          drained.push(mask > 0 && (b[2 + 3 * n + (i >> 3)]! & (1 << (i & 7))) !== 0);
         }
         return { type, sender, term, body: { master, linknum, runstate, drained } };
       }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { createCodec, HEADER_BYTES, type Message } from '../../shared/protocol.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
@@ -82,4 +82,21 @@ test('replay guard: fresh once, reordering within the window, replays and old ep
   assert.equal(g.accept(0, e(9, 1000)), false, 'an earlier boot');
   assert.equal(g.accept(0, e(11, 1)), true, 'a reboot');
   assert.equal(g.accept(1, e(10, 5)), true, 'senders are independent');
+});
+
+test('a STATE without the drained mask (the release before) decodes with no board drained', () => {
+  const mine = codec.encode({ type: 'STATE', sender: 1, term: 4, body: { master: 1, linknum: [3, 0, 1], runstate: [1, 1, 0], drained: [true, false, false] } }, env);
+  // The same packet as the release before built it: the body without its last byte, the length and the tag made again.
+  const bodyLen = mine.readUInt16BE(27) - 1;
+  const old = Buffer.concat([mine.subarray(0, HEADER_BYTES + bodyLen), Buffer.alloc(32)]);
+  old.writeUInt16BE(bodyLen, 27);
+  createHmac('sha256', key)
+    .update(old.subarray(0, HEADER_BYTES + bodyLen))
+    .digest()
+    .copy(old, HEADER_BYTES + bodyLen);
+  const d = codec.decode(old);
+  assert.ok(d.ok, JSON.stringify(d));
+  assert.deepEqual(d.msg.body, { master: 1, linknum: [3, 0, 1], runstate: [1, 1, 0], drained: [false, false, false] });
+  const decoded = codec.decode(mine);
+  assert.ok(decoded.ok && (decoded.msg.body as { drained: boolean[] }).drained[0] === true);
 });
