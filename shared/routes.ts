@@ -79,21 +79,44 @@ export type RouteOf<A extends Answerer> = Extract<(typeof ROUTES)[number], { ans
 /** Paths that are not pages: a GET under them that no route names is not served from the UI's files. */
 const NOT_PAGES = ['/api/', '/cgi-bin/'];
 
-function matches(pattern: string, path: string): boolean {
-  if (pattern.endsWith('/*')) {
-    const base = pattern.slice(0, -2);
-    return base === '' ? path.startsWith('/') && !NOT_PAGES.some((p) => path.startsWith(p)) : path.startsWith(`${base}/`);
-  }
-  const a = pattern.split('/');
-  const b = path.split('/');
-  if (a.length !== b.length) return false;
-  return a.every((seg, i) => (seg.startsWith('{') ? b[i] !== '' : seg === b[i]));
+/** A route's path made once into what matching needs: string compares per request, a split only for `{name}` patterns. */
+type Matcher = { kind: 'exact'; path: string } | { kind: 'prefix'; base: string } | { kind: 'pages' } | { kind: 'params'; segs: readonly string[] };
+
+function matcher(pattern: string): Matcher {
+  if (pattern === '/*') return { kind: 'pages' };
+  if (pattern.endsWith('/*')) return { kind: 'prefix', base: `${pattern.slice(0, -2)}/` };
+  return pattern.includes('{') ? { kind: 'params', segs: pattern.split('/') } : { kind: 'exact', path: pattern };
 }
+
+const MATCHERS = ROUTES.map((route) => ({ route, method: route.method as string, m: matcher(route.path) }));
+
+function matches(m: Matcher, path: string, segs: () => string[]): boolean {
+  switch (m.kind) {
+    case 'exact':
+      return path === m.path;
+    case 'prefix':
+      return path.startsWith(m.base);
+    case 'pages':
+      return path.startsWith('/') && !NOT_PAGES.some((p) => path.startsWith(p));
+    case 'params': {
+      const b = segs();
+      return b.length === m.segs.length && m.segs.every((seg, i) => (seg.startsWith('{') ? b[i] !== '' : seg === b[i]));
+    }
+  }
+}
+
+/** The last answer of matchRoute: a request asks for its own route several times (guard, router, page test). */
+let last: { method: string; path: string; route: (typeof ROUTES)[number] | undefined } = { method: '', path: '', route: undefined };
 
 /** The route a request takes (HEAD as GET; exact paths before patterns, the table's order), or undefined. */
 export function matchRoute(method: string, path: string): (typeof ROUTES)[number] | undefined {
   const m = method === 'HEAD' ? 'GET' : method;
-  return ROUTES.find((route) => route.method === m && matches(route.path, path));
+  if (m === last.method && path === last.path) return last.route;
+  let split: string[] | undefined;
+  const segs = () => (split ??= path.split('/'));
+  const route = MATCHERS.find((x) => x.method === m && matches(x.m, path, segs))?.route;
+  last = { method: m, path, route };
+  return route;
 }
 
 /**

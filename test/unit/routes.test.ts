@@ -80,3 +80,21 @@ test('frame acceptance: this board, this boot, the followed master or a newer on
   assert.equal(frameRefusal(frame({ id: 8, cls: 2 }), board, guard), 'class');
   assert.equal(frameRefusal(frame({ id: 9, url: '/a/../b' }), board, guard), 'target-path');
 });
+
+test('matchRoute: exact paths, {name} segments, /prefix/* and the pages fallback, the same answer asked twice in a row or interleaved', () => {
+  const h = (m: string, p: string) => matchRoute(m, p)?.handler;
+  assert.equal(h('GET', '/api/cluster'), 'cluster');
+  assert.equal(h('HEAD', '/api/cluster'), 'cluster');
+  assert.equal(h('POST', '/api/alarms/pump-hot/ack'), 'alarm-ack');
+  assert.equal(h('POST', '/api/alarms//ack'), undefined, 'an empty segment is no {id}');
+  assert.equal(h('POST', '/cgi-bin/devices/pump1/start'), 'device-action');
+  assert.equal(h('GET', '/cgi-bin/devices/pump1/start'), undefined);
+  assert.equal(h('GET', '/echo/a/b'), 'echo');
+  assert.equal(h('GET', '/index.html'), 'page');
+  assert.equal(h('GET', '/api/nothing'), undefined, 'not a page');
+  for (let i = 0; i < 3; i++) {
+    assert.equal(h('GET', '/api/devices'), 'devices');
+    assert.equal(h('POST', '/api/devices'), undefined);
+    assert.equal(h('GET', '/api/devices'), 'devices');
+  }
+});
