@@ -7,46 +7,41 @@ import { fail } from '../start.ts';
 import { fetchError } from './fetch-error.ts';
 import { login } from './status-cmd.ts';
 
-export async function drainCmd(on: boolean, board: string | undefined, url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
-  if (!board) return fail(`usage: ews ${on ? 'drain' : 'undrain'} ID --url URL (the board's id)`);
-  if (!url) return fail('--url URL is required');
+type Answer = { message?: string; maintenance?: string[]; error?: { code?: string; message?: string } };
+
+/** POST to an admin route (logging in first with --user), the answer's JSON, or the exit code of a failure (2: the board named does not exist). */
+async function adminPost(url: string, target: URL, user: string | undefined, token: string | undefined, timeoutMs: number): Promise<Answer | number> {
   try {
     if (user) {
       const t = await login(url, user);
       if (t instanceof Error) return fail(t.message, 1);
       token = t;
     }
-    const r = await fetch(new URL(`/api/boards/${encodeURIComponent(board)}/${on ? 'drain' : 'undrain'}`, url), {
-      method: 'POST',
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-      signal: AbortSignal.timeout(120_000),
-    });
-    const answer = (await r.json().catch(() => ({}))) as { message?: string; maintenance?: string[]; error?: { code?: string; message?: string } };
+    const r = await fetch(target, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(timeoutMs) });
+    const answer = (await r.json().catch(() => ({}))) as Answer;
     if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
-    process.stdout.write(`${answer.message ?? 'done'}\n`);
-    if (answer.maintenance && answer.maintenance.length > 0) process.stdout.write(`in maintenance (no board reaches them): ${answer.maintenance.join(', ')}\n`);
-    return 0;
+    return answer;
   } catch (e) {
     return fail(fetchError(url, e), 1);
   }
 }
 
+export async function drainCmd(on: boolean, board: string | undefined, url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (!board) return fail(`usage: ews ${on ? 'drain' : 'undrain'} ID --url URL (the board's id)`);
+  if (!url) return fail('--url URL is required');
+  const answer = await adminPost(url, new URL(`/api/boards/${encodeURIComponent(board)}/${on ? 'drain' : 'undrain'}`, url), user, token, 120_000);
+  if (typeof answer === 'number') return answer;
+  process.stdout.write(`${answer.message ?? 'done'}\n`);
+  if (answer.maintenance && answer.maintenance.length > 0) process.stdout.write(`in maintenance (no board reaches them): ${answer.maintenance.join(', ')}\n`);
+  return 0;
+}
+
 export async function handoverCmd(to: string | undefined, url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
   if (!url) return fail('--url URL is required');
-  try {
-    if (user) {
-      const t = await login(url, user);
-      if (t instanceof Error) return fail(t.message, 1);
-      token = t;
-    }
-    const target = new URL('/api/cluster/handover', url);
-    if (to) target.searchParams.set('to', to);
-    const r = await fetch(target, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(30_000) });
-    const answer = (await r.json().catch(() => ({}))) as { message?: string; error?: { code?: string; message?: string } };
-    if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
-    process.stdout.write(`${answer.message ?? 'done'}\n`);
-    return 0;
-  } catch (e) {
-    return fail(fetchError(url, e), 1);
-  }
+  const target = new URL('/api/cluster/handover', url);
+  if (to) target.searchParams.set('to', to);
+  const answer = await adminPost(url, target, user, token, 30_000);
+  if (typeof answer === 'number') return answer;
+  process.stdout.write(`${answer.message ?? 'done'}\n`);
+  return 0;
 }

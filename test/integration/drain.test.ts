@@ -3,10 +3,12 @@
 // it back. Three real boards, simulated devices on their ports, a real login.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { hashPassword } from '../../node/auth/password.ts';
-import { converged, getJson, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { converged, getJson, makeCluster, ROOT, type TestCluster, waitFor } from './harness.ts';
 
 const ADMIN = { name: 'ada', password: 'admin-pass-1' };
 const OPERATOR = { name: 'otto', password: 'operator-pass-1' };
@@ -186,5 +188,13 @@ describe('planned handover', () => {
     const refused = await b2('/api/cluster/handover?to=b3');
     assert.equal(refused.status, 409);
     assert.match(((await refused.json()) as { error: { message: string } }).error.message, /drained/);
+    // The command line does the same: undrain b3, then hand the master role to it.
+    const ews = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'node/cli.ts'), ...args, '--url', u(0), '--token', token], { encoding: 'utf8', cwd: ROOT });
+    const undrain = ews('undrain', 'b3');
+    assert.equal(undrain.status, 0, undrain.stderr);
+    assert.match(undrain.stdout, /board b3 undrained/);
+    const handover = ews('handover', '--to', 'b3');
+    assert.equal(handover.status, 0, handover.stderr);
+    assert.match(handover.stdout, /b2 handed the cluster to b3/);
   });
 });
