@@ -49,6 +49,7 @@ export const ROUTES = [
   r('GET', '/api/log', 'viewer', 'board', 'log', 'the logbook: commands, acknowledgements, alarms, logins'),
   r('GET', '/api/sync', 'viewer', 'board', 'sync', 'what a rejoining board missed (?since)'),
   r('GET', '/api/backup', 'operator', 'board', 'backup', 'history, logbook, alarm episodes and the config, as one JSON file'),
+  r('GET', '/api/config', 'admin', 'board', 'config', 'the config this board runs, secrets left out, with its configVersion and content hash'),
   r('POST', '/api/restore', 'admin', 'board', 'restore', 'merge a backup into every running board'),
   r('POST', '/api/alarms/{id}/ack', 'operator', 'board', 'alarm-ack', 'acknowledge an active alarm'),
   r(

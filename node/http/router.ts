@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
+import { redactConfig } from '../../shared/config-redact.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
@@ -201,6 +202,8 @@ export class Router {
           return;
         case 'backup':
           return backupRoutes(d).backup(res);
+        case 'config':
+          return sendJson(res, 200, { board: d.self.id, configVersion: d.cfg.configVersion, configHash: d.cfg.digest, config: redactConfig(d.raw) });
         case 'restore':
           return backupRoutes(d).restore(req, res);
         case 'alarm-ack': {

@@ -60,6 +60,20 @@ describe('drain', () => {
     assert.equal(none.status, 404);
     assert.equal(none.json.error.code, 'NOT_FOUND');
     assert.equal((await drained(0)).b2, false);
+    // The config as a board runs it: an admin's, without its secrets.
+    assert.equal((await call(`${u(1)}/api/config`, OPERATOR.name)).status, 403);
+    const cfg = await call(`${u(1)}/api/config`, ADMIN.name);
+    assert.equal(cfg.status, 200);
+    assert.deepEqual([cfg.json.board, cfg.json.configVersion, typeof cfg.json.configHash], ['b2', 0, 'string']);
+    assert.equal(cfg.json.config.cluster.key, undefined, 'the key is left out');
+    assert.ok(
+      cfg.json.config.auth.users.every((x: Record<string, unknown>) => x.passwordHash === undefined),
+      'password hashes are left out',
+    );
+    assert.deepEqual(
+      cfg.json.config.devices.map((d: { id: string }) => d.id),
+      ['pump1', 'valve3', 'room'],
+    );
   });
 
   test('a drained board gets no new work; a device with another board goes on there; one with none answers MAINTENANCE, and the drain says so', async () => {
