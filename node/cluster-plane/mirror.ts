@@ -87,6 +87,8 @@ export class ClusterMirror {
   private ownSent = '';
   /** Loads heard on dispatch answers since the last flush, and when (this thread's clock). */
   private observed = new Map<number, [load: number, atMs: number]>();
+  /** Drains asked of the plane that its table does not show yet. */
+  private readonly drainAsked = new Map<number, boolean>();
   /** When this (master) thread last heard each board's load on a dispatch answer. */
   private readonly observedAt: number[] = [];
   private alive: Timer | undefined;
@@ -190,6 +192,7 @@ export class ClusterMirror {
   drain(board: number, on: boolean): void {
     if (this.role !== 'master') return;
     this.table.setDrained(board, on);
+    this.drainAsked.set(board, on);
     this.post({ t: 'drain', board, drained: on });
   }
 
@@ -279,11 +282,17 @@ export class ClusterMirror {
       const mine = this.table.membership().reported;
       reported = s.reported.map((r, i) => (now - (this.observedAt[i] ?? -Infinity) < this.cfg.cluster.heartbeatMs ? mine[i]! : r));
     }
+    // A drain asked here holds until the plane's table says so (a state posted before the plane read the request would undo it).
+    const drained = s.view?.drained?.slice() ?? [];
+    for (const [b, on] of this.drainAsked) {
+      if (s.role !== 'master' || (drained[b] ?? false) === on) this.drainAsked.delete(b);
+      else drained[b] = on;
+    }
     this.table.adopt(
       s.runstates,
       reported,
       s.heard.map((h) => h + toLocal),
-      s.view?.drained,
+      drained,
     );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }

@@ -217,3 +217,18 @@ test("a master's request thread that stalls passes on the loads it heard with wh
   }
   assert.ok(sim.dispatchedTotal > 1000);
 });
+
+test("drain: asked while the plane's older states still wait for the request thread, the drained board gets nothing", async () => {
+  const sim = await cluster(3, 'share');
+  // The request thread stalls; the plane goes on posting states (without the drain) meanwhile.
+  sim.stall(0, 'request', 150);
+  await sim.runUntil(sim.now + 120);
+  sim.drain(0, 2);
+  for (let t = 0; t < 40; t++) {
+    for (let k = 0; k < 4; k++) sim.request(30);
+    await sim.runUntil(sim.now + 10);
+  }
+  await sim.runUntil(sim.now + 500);
+  assert.equal(core(sim, 0).table.drained(2), true);
+  assert.deepEqual(core(sim, 1).view()?.drained, [false, false, true], 'the nodes hear it in the STATEs');
+});

@@ -62,6 +62,8 @@ export interface SimBoard {
   linkGuard: DispatchReplayGuard;
   /** HIGH jobs submitted to this board as master, until they leave its queue. */
   high: Set<Job<number>>;
+  /** Boards an admin drained through this board's mirror (it was master): no dispatch may go to them. */
+  drained: Set<number>;
 }
 
 const address = (i: number) => `127.0.1.${i + 1}`;
@@ -101,6 +103,7 @@ export class ClusterSim {
       onDatagram: undefined,
       linkGuard: new DispatchReplayGuard(4096),
       high: new Set<Job<number>>(),
+      drained: new Set<number>(),
     }));
     this.heardAt = Array.from({ length: opts.boards }, () => new Array<number>(opts.boards).fill(0));
     this.cfg = parseConfig({
@@ -213,6 +216,13 @@ export class ClusterSim {
     this.boards[i]![thread]?.hold(ms);
   }
 
+  /** An admin drains `board` at master `m` (its request thread, as the route does). */
+  drain(m: number, board: number): void {
+    const b = this.boards[m]!;
+    b.mirror!.drain(board, true);
+    b.drained.add(board);
+  }
+
   reachable(a: number, b: number): boolean {
     const x = this.boards[a]!;
     const y = this.boards[b]!;
@@ -264,6 +274,7 @@ export class ClusterSim {
       const slack = this.opts.timing.tthresholdMs + 2 * this.opts.timing.heartbeatMs;
       if (t !== m && this.now - this.heardAt[m]![t]! > slack) this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, silent for ${this.now - this.heardAt[m]![t]!} ms`);
       if (mirror.table.runstate(t) !== 1) this.violations.push(`t=${this.now} dispatch to runstate ${mirror.table.runstate(t)} board ${t}`);
+      if (b.drained.has(t)) this.violations.push(`t=${this.now} master ${m} dispatched to board ${t}, which it was asked to drain`);
       // HIGH before LOW: with the priority scheduler, a page never goes to a board a waiting control request could have taken.
       if (e.job.cls === LOW && this.cfg.qos.scheduler === 'priority') {
         for (const h of b.high) {
