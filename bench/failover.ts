@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildLan, health, type Lan, PORT, request, settled, until, VIP } from '../hw-test/lan.ts';
 import { parseConfig } from '../shared/config.ts';
+import { spread } from './spread.ts';
 import { stopAll } from './stop-all.ts';
 import { lineChart } from './svg.ts';
 
@@ -34,10 +35,6 @@ interface Pull {
   servedBy: string;
   settleMs: number;
 }
-const stats = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { min: s[0] ?? NaN, median: s[Math.floor((s.length - 1) / 2)] ?? NaN, p90: s[Math.floor(0.9 * (s.length - 1))] ?? NaN, max: s[s.length - 1] ?? NaN };
-};
 
 /** From `t0`, a new request every 10 ms; the time of the first 200 served by another board than `pulled`. */
 async function firstServed(t0: number, pulled: string, boardOf: (body: string) => string | undefined): Promise<{ ms: number; by: string }> {
@@ -224,8 +221,8 @@ const result = {
   keepalived: kaVersion,
   what: `${PULLS} pulls each on one 3-board namespace LAN (a bridge namespace; a pull is the master's switch port going down at a random phase to its heartbeat or advert); a new request to the VIP every ${PROBE_EVERY_MS} ms, each with its own ${PROBE_TIMEOUT_MS} ms timeout; served = the first 200 through the VIP from another board`,
   ewsConfig: { heartbeatMs, tmaxMs, tthresholdMs, staggerMs, vipDuplicateCheck: false },
-  servedMs: Object.fromEntries(systems.map((s) => [s.name, stats(s.pulls.map((p) => p.servedMs))])),
-  settleAfterReplugMs: { ews: stats(ews.map((p) => p.settleMs)) },
+  servedMs: Object.fromEntries(systems.map((s) => [s.name, spread(s.pulls.map((p) => p.servedMs))])),
+  settleAfterReplugMs: { ews: spread(ews.map((p) => p.settleMs)) },
   falseTakeovers: {
     saturated: sat && { seconds: SATURATION_S, ...sat, falseTakeover: sat.before !== sat.after },
     udpLoss5pct: loss && { seconds: LOSS_S, ...loss, falseTakeover: loss.before !== loss.after },
@@ -245,7 +242,7 @@ writeFileSync(
   ),
 );
 const row = (s: (typeof systems)[number]) => {
-  const st = stats(s.pulls.map((p) => p.servedMs));
+  const st = spread(s.pulls.map((p) => p.servedMs));
   return `| ${s.name} | ${s.pulls.length} | ${st.min} / ${st.median} / ${st.p90} / ${st.max} |`;
 };
 const md = `# Failover: ews against keepalived, same LAN, same run

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildLan, request, settled, VIP } from '../hw-test/lan.ts';
 import { parseConfig } from '../shared/config.ts';
+import { spread } from './spread.ts';
 
 const HANDOVERS = Number(process.env.BENCH_HANDOVERS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
@@ -86,11 +87,6 @@ async function round(lan: Awaited<ReturnType<typeof buildLan>>, n: number): Prom
   return r;
 }
 
-const stats = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { min: s[0] ?? NaN, median: s[Math.floor((s.length - 1) / 2)] ?? NaN, max: s[s.length - 1] ?? NaN };
-};
-
 const started = new Date().toISOString();
 const lan = await buildLan({ cluster: { heartbeatMs: undefined, tmaxMs: undefined, tthresholdMs: undefined, staggerMs: undefined } });
 const rounds: Round[] = [];
@@ -104,9 +100,9 @@ const data = {
   run: started,
   node: process.version,
   what: `${HANDOVERS} planned handovers (POST /api/cluster/handover to the master, each to the next board) on one 3-board namespace LAN with a VIP, the default timings (heartbeat ${defaults.heartbeatMs} ms, Tmax ${defaults.tmaxMs} ms); ${CLIENTS} clients through the VIP alternating a keyed POST /cgi-bin/echo?ms=5 and a page /echo?ms=5, a new connection each; a probe GET /healthz to the VIP every ${PROBE_EVERY_MS} ms (${PROBE_TIMEOUT_MS} ms timeout)`,
-  apiMs: stats(rounds.map((r) => r.apiMs)),
-  servedMs: stats(rounds.map((r) => r.servedMs)),
-  gapMs: stats(rounds.map((r) => r.gapMs)),
+  apiMs: spread(rounds.map((r) => r.apiMs)),
+  servedMs: spread(rounds.map((r) => r.servedMs)),
+  gapMs: spread(rounds.map((r) => r.gapMs)),
   load: { requests: sum('requests'), non2xx: sum('non2xx'), failedConnections: sum('failedConnections') },
   rounds,
 };

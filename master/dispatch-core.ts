@@ -241,6 +241,7 @@ export class DispatchCore<P> {
       ...(this.admission ? { admission: this.admission.state(), reserve: this.reserve.lengths() } : {}),
       ...this.loops.state(),
       inflight: [...this.inflight],
+      ...this.highReserve.metrics(),
     };
   }
 
@@ -265,11 +266,6 @@ export class DispatchCore<P> {
     if (b !== undefined) this.passChosen = b;
     return b !== undefined;
   };
-
-  /** The HIGH reserve now: the slots work may use, the free ones, and how many of them are kept for the first class. */
-  reserveNow(): { slots: number; free: number; reserved: number } {
-    return this.highReserve.state();
-  }
 
   private readonly sizeOf = (cls: number): number => this.scheduler.size(cls);
 

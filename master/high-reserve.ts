@@ -43,4 +43,11 @@ export class HighReserve {
     const reserved = this.share === 0 || slots === 0 ? 0 : Math.min(slots - 1, Math.max(1, Math.round(this.share * slots)));
     return { slots, free, reserved };
   }
+
+  /** For /metrics: the free slots and how many of them are kept for the first class (none when the reserve is off). */
+  metrics(): { freeSlots?: number; reservedSlots?: number } {
+    if (this.share === 0) return {};
+    const r = this.state();
+    return { freeSlots: r.free, reservedSlots: r.reserved };
+  }
 }

@@ -23,6 +23,8 @@ const QUANTITIES: Record<string, [name: string, help: string, counter?: true]> =
   U: ['ews_adaptation_utilization_ratio', 'Measured utilisation U = a·R + b·W over the last period'],
   quotas: ['ews_quota_slots', 'Concurrency slots per class (paper 003)'],
   inflight: ['ews_inflight_requests', 'Requests running on boards, per class'],
+  freeSlots: ['ews_free_slots', "Slots free on the boards that serve (qos.highReserve's count)"],
+  reservedSlots: ['ews_high_reserve_slots', 'Free slots the classes after the first leave to it while it is active (qos.highReserve)'],
 };
 
 export function registerQosMetrics(metrics: Registry, state: () => Record<string, unknown>, classes: readonly string[]): void {
