@@ -4,7 +4,7 @@
 // "Pulling a cable" is the switch-side link going down; a partition blocks forwarding on the port.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -94,6 +94,9 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   ip('link', 'set', 'lo', 'up');
 
   const key = randomBytes(32).toString('hex');
+  // The boards' state and the config (with its key): removed when the LAN closes.
+  const stateDir = mkdtempSync(join(tmpdir(), 'ews-hw-state-'));
+  const configDir = mkdtempSync(join(tmpdir(), 'ews-hw-'));
   const cfg = {
     cluster: {
       name: 'hw',
@@ -111,9 +114,9 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     devices: opts.devices ?? [],
     auth: opts.auth ?? { disabled: true },
     limits: { serialBackoffMaxMs: 200, ...opts.limits },
-    stateDir: mkdtempSync(join(tmpdir(), 'ews-hw-state-')),
+    stateDir,
   };
-  const file = join(mkdtempSync(join(tmpdir(), 'ews-hw-')), 'cluster.json');
+  const file = join(configDir, 'cluster.json');
   writeFileSync(file, JSON.stringify(cfg));
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
@@ -166,6 +169,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
       for (const id of ids) ip('netns', 'del', ns(id));
       ip('netns', 'del', sw);
       ip('link', 'del', cport);
+      for (const d of [stateDir, configDir]) rmSync(d, { recursive: true, force: true });
     },
   };
   for (const id of ids) lan.start(id);
