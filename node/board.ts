@@ -1,7 +1,8 @@
 // A board: the composition root. It builds the adapters around the pure cores and wires them
 // together; every decision is made in the cores, every piece of I/O in the adapters it builds.
+import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { type Clock, systemClock } from '../shared/clock.ts';
+import { systemClock } from '../shared/clock.ts';
 import type { BoardConfig, Config } from '../shared/config.ts';
 import { FrameCodec } from '../shared/dispatch-frame.ts';
 import { EwsError } from '../shared/errors.ts';
@@ -9,14 +10,17 @@ import { IdempotencyStore } from '../shared/idempotency-store.ts';
 import { Registry } from '../shared/metrics.ts';
 import { AuthGuard } from './auth/guard.ts';
 import { SessionSigner } from './auth/session.ts';
+import type { BoardOptions } from './board-options.ts';
 import { boardMetrics } from './cluster/board-metrics.ts';
 import { ClusterReactions } from './cluster/cluster-reactions.ts';
 import { type ClusterView, clusterView } from './cluster/cluster-view.ts';
+import { ConfigApply } from './config/config-apply.ts';
+import { ConfigPush } from './config/config-push.ts';
 import { ClusterMirror } from './cluster-plane/mirror.ts';
-import { systemTransport, type Transport } from './cluster-plane/transport.ts';
+import { systemTransport } from './cluster-plane/transport.ts';
 import { DeviceDirectory } from './devices/device-directory.ts';
 import { DeviceManager } from './devices/device-manager.ts';
-import { openRealPort, type PortFactory } from './devices/serial-line.ts';
+import { openRealPort } from './devices/serial-line.ts';
 import { Executor } from './exec/executor.ts';
 import { Handlers } from './exec/handlers.ts';
 import { DispatchClient, linkLimits, serveLink } from './http/dispatch-link.ts';
@@ -29,36 +33,20 @@ import { SessionRoutes } from './http/sessions.ts';
 import { idemBroadcast } from './idempotency/idem-broadcast.ts';
 import { IdempotentExecutor } from './idempotency/idempotent-exec.ts';
 import { createLogger, type Logger } from './log.ts';
+import { RunningConfig } from './config/running-config.ts';
 import { Loopback } from './services/loopback.ts';
 import { MqttBridge } from './services/mqtt-bridge.ts';
 import { Notifier } from './services/notifier.ts';
 import { Schedules } from './services/schedules.ts';
 import { openBoardState } from './state/board-state.ts';
-import type { TlsMaterial } from './tls-material.ts';
 
+export type { BoardOptions } from './board-options.ts';
 export type { ClusterView } from './cluster/cluster-view.ts';
 
-export interface BoardOptions {
-  cfg: Config;
-  /** The config file as JSON (backups carry it, secrets left out). */
-  raw?: unknown;
-  boardId: string;
-  clock?: Clock;
-  log?: Logger;
-  /** How device ports are opened (real serial ports unless the demo brings simulators). */
-  openPort?: PortFactory;
-  /** The network (the system's unless the demo or a test brings one with a cable to pull). */
-  transport?: Pick<Transport, 'accepting'>;
-  /** A module (URL) the cluster plane's thread loads for its UDP transport (`planeTransport`); the system's if none. */
-  planeTransport?: string;
-  /** HTTPS on this board's port and to other boards (the `tls` files, read at start). */
-  tls?: TlsMaterial;
-  /** Where this board's state survives restarts (resolved at start: node/state/state-dir.ts); none: memory only. */
-  stateDir?: string;
-}
-
 export class Board {
+  /** The config it started with; `running` has the one it runs now (a push changes parts live). */
   readonly cfg: Config;
+  readonly running: RunningConfig;
   readonly self: BoardConfig;
   readonly metrics = new Registry();
   /** Who may do what (its users are replaced on a SIGHUP reload). */
@@ -81,6 +69,8 @@ export class Board {
   private constructor(opts: BoardOptions) {
     const { cfg } = opts;
     this.cfg = cfg;
+    const running = new RunningConfig(cfg, opts.raw);
+    this.running = running;
     const self = cfg.boards.find((b) => b.id === opts.boardId);
     if (!self) throw new EwsError('BAD_REQUEST', `board "${opts.boardId}" is not in the config's boards`);
     this.self = self;
@@ -96,11 +86,11 @@ export class Board {
     const store = new IdempotencyStore(l.idempotencyKeysMax, l.idempotencyTtlMs);
     const announce = idemBroadcast(() => this.mirror, cfg);
     const idem = new IdempotentExecutor(store, self.index, Date.now, announce, state.intents);
-    const handlers = new Handlers(cfg, self, devices, directory, idem, log);
+    const handlers = new Handlers(running, self, devices, directory, idem, log);
     const guard = new AuthGuard(cfg, new SessionSigner(cfg.cluster.key, state.revoked, cfg.cluster.acceptKeys));
     const service = (name: string) => () => guard.serviceHeaders(name, Date.now());
     const [view, closing] = [() => this.view(), () => this.closing];
-    const schedules = new Schedules(cfg, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
+    const schedules = new Schedules(running, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
     const mqtt = new MqttBridge(cfg, self, sources, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
     const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax, l.sseBytesMax);
@@ -111,28 +101,32 @@ export class Board {
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, mirror, handlers, metrics, mirror.bootEpoch);
     const limits = linkLimits(cfg, opts.tls !== undefined);
-    const dispatch = new DispatchClient(cfg.boards, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
+    const [boardsNow, devicesNow] = [() => running.cfg.boards, () => running.cfg.devices];
+    const dispatch = new DispatchClient(boardsNow, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
     const programBoards = (n: string): readonly number[] | undefined => reactions.programs.boardsWith(n);
-    const intake = new Intake({ cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store, programBoards });
+    const intakeDeps = { cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store, programBoards, devices: devicesNow };
+    const intake = new Intake(intakeDeps);
     const [relay, sync, tls, owned] = [new MasterRelay(cfg, self, opts.tls), service('sync'), opts.tls, handlers.programs];
     const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
-    const reactions = new ClusterReactions({ cfg, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier, owned });
+    const heard = (b: number) => push.converge(b);
+    const parts = { running, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier, owned, heard };
+    const reactions = new ClusterReactions({ cfg, ...parts });
+    const operator = () => reactions.operator;
+    const [file, restart] = [opts.configFile, opts.restart];
+    const portExists = opts.openPort ? () => true : existsSync;
+    const apply = new ConfigApply({ running, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
+    const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, tls, log, restart });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();
     mirror.onApp = (msg) => reactions.onApp(msg);
 
     const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
-    const [operator, watched] = [() => reactions.operator, () => reactions.watched()];
-    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, raw: opts.raw, tls });
-    sessions.onLogin = (user, ok, client) =>
-      reactions.operator.recordLogin(
-        user,
-        ok,
-        client,
-        guard.users.some((u) => u.name === user),
-      );
+    const watched = () => reactions.watched();
+    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, tls });
+    const known = (user: string) => guard.users.some((u) => u.name === user);
+    sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));
     const serveFrames = (sock: Socket, rest: Buffer) =>
       serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax, limits);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);

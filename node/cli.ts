@@ -7,7 +7,7 @@ import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
 import { genCert } from './cli/gen-cert.ts';
-import { drainCmd, handoverCmd } from './cli/maintenance-cmd.ts';
+import { configPushCmd, drainCmd, handoverCmd } from './cli/maintenance-cmd.ts';
 import { readPassword } from './cli/password-prompt.ts';
 import { restoreCmd } from './cli/restore-cmd.ts';
 import { status } from './cli/status-cmd.ts';
@@ -27,9 +27,10 @@ const USAGE = `usage:
   ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)
   ews drain ID --url URL [--user NAME | --token T]     take board ID out of service: no new work, its work finishes (admin)
   ews undrain ID --url URL [--user NAME | --token T]   put a drained board back into service (admin)
-  ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)`;
+  ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)
+  ews config push --url URL --config FILE [--user NAME | --token T]   one config for every board: live, or a rolling restart (admin)`;
 
-const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'help'];
+const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'config', 'help'];
 const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'to', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
@@ -63,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-      allowPositionals: cmd === 'drain' || cmd === 'undrain',
+      allowPositionals: cmd === 'drain' || cmd === 'undrain' || cmd === 'config',
     }));
   } catch (e) {
     const option = /'(--?[\w-]+)'/.exec((e as Error).message)?.[1];
@@ -139,6 +140,14 @@ export async function main(argv: string[]): Promise<number> {
       return drainCmd(cmd === 'drain', positionals[0], values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'handover':
       return handoverCmd(values.to as string | undefined, values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'config':
+      return configPushCmd(
+        positionals[0],
+        values.url as string | undefined,
+        values.config as string | undefined,
+        values.user as string | undefined,
+        (values.token as string | undefined) ?? process.env.EWS_TOKEN,
+      );
     case 'restore':
       return restoreCmd(values.url as string | undefined, values.file as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     default: {

@@ -4,7 +4,7 @@ import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { localAddresses, ownsAddress } from './cluster-plane/local-address.ts';
 import type { Transport } from './cluster-plane/transport.ts';
-import { loadConfig, rawConfig } from './config-file.ts';
+import { loadConfig, rawConfig } from './config/config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import { startSystemdNotify } from './services/sd-notify.ts';
 import { MEMORY_ONLY_COST, resolveStateDir } from './state/state-dir.ts';
@@ -51,27 +51,64 @@ export async function startBoard(values: Record<string, string | boolean | undef
     return fail(
       `boards[${self.index}].address: ${self.address} is not an address of this machine (it has ${localAddresses().join(', ')}); start board ${boardId} on the machine that owns it, or pass --no-address-check`,
     );
-  let tls: TlsMaterial | undefined;
-  try {
-    tls = cfg.tls && readTlsMaterial(cfg.tls);
-  } catch (e) {
-    return fail((e as Error).message);
-  }
-  const state = resolveStateDir(cfg.stateDir);
-  if ('problem' in state) return fail(state.problem);
+  const file = ((values.config as string | undefined) ?? process.env.EWS_CONFIG)!;
   let board: Board;
-  try {
-    const index = cfg.boards.findIndex((b) => b.id === boardId);
-    const raw = rawConfig((values.config as string | undefined) ?? process.env.EWS_CONFIG!);
-    board = await Board.start({ cfg, raw, boardId, stateDir: state.dir, transport: opts.transport, planeTransport: opts.planeTransport, openPort: opts.openPort?.(cfg, index), tls });
-  } catch (e) {
-    return fail(`cannot start board ${boardId}: ${(e as Error).message}`, 1);
-  }
-  if (state.dir === undefined) board.log.warn({ stateDir: false }, MEMORY_ONLY_COST);
-  else board.log.info({ stateDir: state.dir, from: state.from }, 'state kept on disk');
+  // A pushed config that needs a restart: this board stops and starts again from the file the
+  // push wrote, in this process (its state directory carries what must survive).
+  let restarting = false;
+  const restart = (): void => {
+    if (restarting) return;
+    restarting = true;
+    void (async () => {
+      const next = loadOrFail(file, usage);
+      await board.close();
+      const again = typeof next === 'number' ? 'the config file no longer loads' : await boot(next);
+      if (typeof again === 'string') {
+        process.stderr.write(`cannot restart board ${boardId}: ${again}\n`);
+        process.exit(1);
+      }
+      board = again;
+      board.log.info({ configVersion: board.cfg.configVersion }, 'restarted into the pushed config');
+      restarting = false;
+    })();
+  };
+  const boot = async (c: Config): Promise<Board | string> => {
+    let tls: TlsMaterial | undefined;
+    try {
+      tls = c.tls && readTlsMaterial(c.tls);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    const state = resolveStateDir(c.stateDir);
+    if ('problem' in state) return state.problem;
+    let b: Board;
+    try {
+      const index = c.boards.findIndex((x) => x.id === boardId);
+      const raw = rawConfig(file);
+      b = await Board.start({
+        cfg: c,
+        raw,
+        boardId,
+        stateDir: state.dir,
+        transport: opts.transport,
+        planeTransport: opts.planeTransport,
+        openPort: opts.openPort?.(c, index),
+        tls,
+        configFile: file,
+        restart,
+      });
+    } catch (e) {
+      return `cannot start board ${boardId}: ${(e as Error).message}`;
+    }
+    if (state.dir === undefined) b.log.warn({ stateDir: false }, MEMORY_ONLY_COST);
+    else b.log.info({ stateDir: state.dir, from: state.from }, 'state kept on disk');
+    return b;
+  };
+  const first = await boot(cfg);
+  if (typeof first === 'string') return fail(first, first.startsWith('cannot start') ? 1 : 2);
+  board = first;
   const stopNotify = startSystemdNotify();
   // SIGHUP: re-read the config; classification rules change live, anything else needs a restart.
-  const file = (values.config as string | undefined) ?? process.env.EWS_CONFIG!;
   process.on('SIGHUP', () => {
     try {
       const next = loadConfig(file);

@@ -4,6 +4,7 @@
 
 export const ERRORS = {
   BAD_REQUEST: { status: 400, message: 'invalid request' },
+  BAD_CONFIG: { status: 400, message: 'the config has problems (each named in `problems`); nothing was applied anywhere' },
   UNAUTHENTICATED: { status: 401, message: 'not logged in' },
   FORBIDDEN: { status: 403, message: 'not allowed' },
   NOT_FROM_MASTER: { status: 403, message: 'this board executes only requests dispatched by the master' },
@@ -13,7 +14,10 @@ export const ERRORS = {
   IDEMPOTENCY_UNKNOWN: { status: 409, message: "the board running this key's command failed before its outcome was recorded: the device may have run it, so read the device; it is never run again" },
   IDEMPOTENCY_PENDING: { status: 409, message: 'a request with this idempotency key is still in progress (or its board was lost mid-way)' },
   NOT_ACTIVE: { status: 409, message: 'the alarm is not active: there is nothing to acknowledge' },
+  CONFIG_STALE: { status: 409, message: 'the config is not newer than the one the cluster runs: raise its configVersion' },
+  PUSH_IN_PROGRESS: { status: 409, message: 'another config push is under way; push again when it has finished' },
   NO_SUCCESSOR: { status: 409, message: 'no board can take over: a successor must be running and not drained' },
+  CONFIG_NOT_APPLIED: { status: 422, message: 'this board cannot run the config (it keeps the one it runs)' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },
@@ -46,11 +50,14 @@ export class EwsError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly retryAfterS: number | undefined;
-  constructor(code: ErrorCode, message?: string, opts: { retryAfterS?: number } = {}) {
+  /** Every problem found, where there may be many (a config's `path: problem` lines). */
+  readonly problems: readonly string[] | undefined;
+  constructor(code: ErrorCode, message?: string, opts: { retryAfterS?: number; problems?: readonly string[] } = {}) {
     super(message ?? ERRORS[code].message);
     this.code = code;
     this.status = ERRORS[code].status;
     this.retryAfterS = opts.retryAfterS ?? (this.status === 503 || this.status === 429 ? 1 : undefined);
+    this.problems = opts.problems;
   }
 }
 
@@ -65,5 +72,5 @@ export function errorResponse(err: unknown): ErrorResponse {
   const e = err instanceof EwsError ? err : new EwsError('INTERNAL');
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
-  return { status: e.status, headers, body: JSON.stringify({ error: { code: e.code, message: e.message } }) };
+  return { status: e.status, headers, body: JSON.stringify({ error: { code: e.code, message: e.message, ...(e.problems ? { problems: e.problems } : {}) } }) };
 }

@@ -22,7 +22,7 @@ export type Caller = 'public' | Role;
 export type Answerer = 'board' | 'master' | 'dispatched' | 'device';
 
 export interface Route {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** `{name}` is one path segment; a path ending `/*` matches everything under it. */
   readonly path: string;
   readonly caller: Caller;
@@ -50,6 +50,8 @@ export const ROUTES = [
   r('GET', '/api/sync', 'viewer', 'board', 'sync', 'what a rejoining board missed (?since)'),
   r('GET', '/api/backup', 'operator', 'board', 'backup', 'history, logbook, alarm episodes and the config, as one JSON file'),
   r('GET', '/api/config', 'admin', 'board', 'config', 'the config this board runs, secrets left out, with its configVersion and content hash'),
+  r('PUT', '/api/config', 'admin', 'master', 'config-push', 'one config for every board: checked whole (400 naming every problem), then applied live, or by a rolling restart with the master last'),
+  r('POST', '/api/cluster/config', 'public', 'board', 'config-apply', 'boards only: the config the master sends, signed with the cluster key (X-Ews-Config-Mac)'),
   r('POST', '/api/restore', 'admin', 'board', 'restore', 'merge a backup into every running board'),
   r('POST', '/api/alarms/{id}/ack', 'operator', 'board', 'alarm-ack', 'acknowledge an active alarm'),
   r(

@@ -1,24 +1,36 @@
 // Maintenance as an admin (--user asks the password without echo; or --token T, EWS_TOKEN):
 // `ews drain ID` / `ews undrain ID --url URL` take a board out of service and put it back (the
 // drain answers once the board's work has finished, and names the devices no other board
-// reaches); `ews handover [--to ID] --url URL` hands the master role to another board at once.
+// reaches); `ews handover [--to ID] --url URL` hands the master role to another board at once;
+// `ews config push --url URL --config FILE` gives the cluster one config (a report per board).
+import { readFileSync } from 'node:fs';
 
 import { fail } from '../start.ts';
 import { fetchError } from './fetch-error.ts';
 import { login } from './status-cmd.ts';
 
-type Answer = { message?: string; maintenance?: string[]; error?: { code?: string; message?: string } };
+type Answer = {
+  message?: string;
+  maintenance?: string[];
+  configVersion?: number;
+  restart?: string[];
+  master?: string;
+  boards?: Record<string, string>;
+  error?: { code?: string; message?: string; problems?: string[] };
+};
 
 /** POST to an admin route (logging in first with --user), the answer's JSON, or the exit code of a failure (2: the board named does not exist). */
-async function adminPost(url: string, target: URL, user: string | undefined, token: string | undefined, timeoutMs: number): Promise<Answer | number> {
+async function adminPost(url: string, target: URL, user: string | undefined, token: string | undefined, timeoutMs: number, put?: string): Promise<Answer | number> {
   try {
     if (user) {
       const t = await login(url, user);
       if (t instanceof Error) return fail(t.message, 1);
       token = t;
     }
-    const r = await fetch(target, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(timeoutMs) });
+    const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(put ? { 'content-type': 'application/json' } : {}) };
+    const r = await fetch(target, { method: put ? 'PUT' : 'POST', headers, body: put, signal: AbortSignal.timeout(timeoutMs) });
     const answer = (await r.json().catch(() => ({}))) as Answer;
+    if (answer.error?.problems) return fail(`${url}: ${r.status} ${answer.error.code}:\n${answer.error.problems.join('\n')}`, 2);
     if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
     return answer;
   } catch (e) {
@@ -44,4 +56,23 @@ export async function handoverCmd(to: string | undefined, url: string | undefine
   if (typeof answer === 'number') return answer;
   process.stdout.write(`${answer.message ?? 'done'}\n`);
   return 0;
+}
+
+export async function configPushCmd(sub: string | undefined, url: string | undefined, file: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (sub !== 'push') return fail('usage: ews config push --url URL --config FILE');
+  if (!url) return fail('--url URL is required');
+  if (!file) return fail('--config FILE is required');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    return fail(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  // A rolling restart waits for every board in turn.
+  const answer = await adminPost(url, new URL('/api/config', url), user, token, 600_000, text);
+  if (typeof answer === 'number') return answer;
+  process.stdout.write(`config ${answer.configVersion}: ${answer.restart?.length ? `rolling restart (${answer.restart.join(', ')})` : 'applied live'}\n`);
+  const boards = Object.entries(answer.boards ?? {});
+  for (const [id, what] of boards) process.stdout.write(`  ${id}: ${what}\n`);
+  return boards.every(([, what]) => /^(applied|restart|down|already)/.test(what)) ? 0 : 1;
 }

@@ -21,6 +21,7 @@ import type { IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
 import type { Logger } from '../log.ts';
 import { fetchSync } from '../operator/gap-fill.ts';
 import { OperatorState } from '../operator/operator-state.ts';
+import type { RunningConfig } from '../config/running-config.ts';
 import type { MqttBridge } from '../services/mqtt-bridge.ts';
 import type { Notifier } from '../services/notifier.ts';
 import type { Schedules } from '../services/schedules.ts';
@@ -41,6 +42,10 @@ const VIEW_PUSH_MS = 250;
 
 export interface ReactionDeps {
   cfg: Config;
+  /** The config running now (a push changes its devices, alarms and version live). */
+  running: RunningConfig;
+  /** A board's HEALTH was heard (the master sends a board with an older config its own). */
+  heard(board: number): void;
   self: number;
   log: Logger;
   mirror: ClusterMirror;
@@ -92,7 +97,7 @@ export class ClusterReactions {
   readonly operator: OperatorState;
 
   constructor(private readonly d: ReactionDeps) {
-    this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable, d.cfg);
+    this.health = new HealthBook(d.cfg.boards.length, d.self, d.state.durable, d.running);
     this.programs = new ProgramBook(d.cfg.boards.length);
     this.programs.apply(d.self, { gen: this.programsGen, list: this.ownProgramList() });
     this.operator = new OperatorState({
@@ -225,7 +230,7 @@ export class ClusterReactions {
       return;
     }
     if (msg.type === 'HEALTH') {
-      this.health.apply(msg.sender, msg.body);
+      if (this.health.apply(msg.sender, msg.body)) d.heard(msg.sender);
       return;
     }
     if (msg.type === 'PROGRAMS') {
@@ -241,7 +246,7 @@ export class ClusterReactions {
       if (rec && rec.board === msg.sender) d.idem.store.put(rec, Date.now()); // past even a peer's room: dropped and counted
       return;
     }
-    const snap = parseSnapshot(msg.body, d.cfg.devices);
+    const snap = parseSnapshot(msg.body, d.running.cfg.devices);
     if (snap && d.directory.apply(snap, msg.sender)) {
       this.operator.reading(snap.id, snap.points, snap.updatedAt);
       this.operator.evaluate();

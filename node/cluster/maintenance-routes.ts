@@ -32,11 +32,19 @@ export function devicesInMaintenance(cfg: Config, mirror: ClusterMirror): string
   return cfg.devices.filter((d) => d.attach.every((a) => t.drained(a.board) || t.runstate(a.board) === -1)).map((d) => d.id);
 }
 
-export async function drainRoute(d: DrainDeps, path: string, user: string | null, res: Answer): Promise<void> {
-  const m = /^\/api\/boards\/([^/]+)\/(drain|undrain)$/.exec(path);
-  const board = m ? d.cfg.boards.find((b) => b.id === decodeURIComponent(m[1]!)) : undefined;
-  if (!m || !board) throw new EwsError('NOT_FOUND', `no board ${m ? decodeURIComponent(m[1]!) : ''} in the config`);
-  const on = m[2] === 'drain';
+export interface DrainOutcome {
+  board: string;
+  drained: boolean;
+  /** Work given to it that had not finished when this answered (0: it is idle). */
+  inFlight: number;
+  /** Devices no undrained, running board reaches: their commands get 503 MAINTENANCE. */
+  maintenance: string[];
+  message: string;
+}
+
+/** Drain (on) or undrain board `index`; a drain returns once its work has finished (within limits.requestTimeoutMs). */
+export async function drainBoard(d: DrainDeps, index: number, on: boolean, user: string | null): Promise<DrainOutcome> {
+  const board = d.cfg.boards[index]!;
   const { mirror } = d;
   mirror.drain(board.index, on);
   let inFlight = mirror.table.ownCount(board.index);
@@ -54,23 +62,30 @@ export async function drainRoute(d: DrainDeps, path: string, user: string | null
     ? `drained${inFlight > 0 ? `, ${inFlight} still running after ${d.cfg.limits.requestTimeoutMs} ms` : ''}${mine.length > 0 ? `; no other board reaches ${mine.join(', ')}: maintenance until undrained` : ''}`
     : 'undrained';
   d.operator().record('command', { user, subject: board.id, status: 200, text });
-  sendJson(res, 200, {
-    board: board.id,
-    drained: on,
-    /** Work given to it that had not finished when this answered (0: it is idle). */
-    inFlight,
-    /** Devices no undrained, running board reaches: their commands get 503 MAINTENANCE. */
-    maintenance,
-    message: `board ${board.id} ${text}`,
-  });
+  return { board: board.id, drained: on, inFlight, maintenance, message: `board ${board.id} ${text}` };
 }
 
-export async function handoverRoute(d: DrainDeps, url: URL, user: string | null, res: Answer): Promise<void> {
+export async function drainRoute(d: DrainDeps, path: string, user: string | null, res: Answer): Promise<void> {
+  const m = /^\/api\/boards\/([^/]+)\/(drain|undrain)$/.exec(path);
+  const board = m ? d.cfg.boards.find((b) => b.id === decodeURIComponent(m[1]!)) : undefined;
+  if (!m || !board) throw new EwsError('NOT_FOUND', `no board ${m ? decodeURIComponent(m[1]!) : ''} in the config`);
+  sendJson(res, 200, await drainBoard(d, board.index, m[2] === 'drain', user));
+}
+
+export interface HandoverOutcome {
+  from: string;
+  to: string;
+  term: number;
+  ms: number;
+  message: string;
+}
+
+/** Hand mastership to the board named (or the next eligible one round the ring); throws NO_SUCCESSOR when none can take it. */
+export async function handOverTo(d: DrainDeps, named: string | null, user: string | null): Promise<HandoverOutcome> {
   const { cfg, mirror } = d;
   const self = mirror.master;
   const t = mirror.table;
   const eligible = (i: number) => i !== self && t.runstate(i) === 1 && !t.drained(i);
-  const named = url.searchParams.get('to');
   let to: number;
   if (named !== null) {
     const b = cfg.boards.find((x) => x.id === named);
@@ -93,5 +108,9 @@ export async function handoverRoute(d: DrainDeps, url: URL, user: string | null,
   if (mirror.master !== to)
     throw new EwsError('NO_SUCCESSOR', `board ${id} did not take over within ${HANDOVER_WAIT_MS} ms; ${mirror.role === 'master' ? 'this board is still master' : 'the cluster is electing'}`);
   d.operator().record('master', { user, subject: id, status: 200, text: `handed over from ${from} to ${id} in ${ms} ms` });
-  sendJson(res, 200, { from, to: id, term: mirror.term, ms, message: `${from} handed the cluster to ${id} in ${ms} ms (term ${mirror.term})` });
+  return { from, to: id, term: mirror.term, ms, message: `${from} handed the cluster to ${id} in ${ms} ms (term ${mirror.term})` };
+}
+
+export async function handoverRoute(d: DrainDeps, url: URL, user: string | null, res: Answer): Promise<void> {
+  sendJson(res, 200, await handOverTo(d, url.searchParams.get('to'), user));
 }

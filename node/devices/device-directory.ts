@@ -49,10 +49,20 @@ export class DeviceDirectory {
   /** device id -> board index -> that board's latest snapshot */
   private readonly seen = new Map<string, Map<number, DeviceSnapshotWire>>();
   constructor(
-    private readonly devices: readonly DeviceConfig[],
+    private devices: readonly DeviceConfig[],
     /** Whether an admin drained a board (the cluster's table as this board last heard it). */
     private readonly drained: (board: number) => boolean = () => false,
   ) {}
+
+  /** A pushed config's devices: a device gone is forgotten, one whose boards changed keeps only those boards' readings. */
+  reconfigure(devices: readonly DeviceConfig[]): void {
+    this.devices = devices;
+    for (const [id, m] of this.seen) {
+      const d = devices.find((x) => x.id === id);
+      if (!d) this.seen.delete(id);
+      else for (const b of m.keys()) if (!d.attach.some((a) => a.board === b)) m.delete(b);
+    }
+  }
 
   apply(snap: DeviceSnapshotWire, board: number): boolean {
     const dev = this.devices.find((d) => d.id === snap.id);

@@ -29,46 +29,97 @@ export interface DeviceManagerEvents {
   snapshot: [DeviceSnapshot];
 }
 
+type Entry = { dev: DeviceConfig; worker: PortWorker; snap: DeviceSnapshot; off: () => void };
+
 export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private readonly workers = new Map<string, PortWorker>();
-  private readonly byDevice = new Map<string, { dev: DeviceConfig; worker: PortWorker; snap: DeviceSnapshot }>();
+  private readonly byDevice = new Map<string, Entry>();
   /** "device action" -> times the device was actually driven (written to). */
   readonly actionCounts = new Map<string, number>();
-  private readonly polls: NodeJS.Timeout[] = [];
+  private readonly polls = new Map<string, NodeJS.Timeout>();
   private readonly polling = new Set<string>();
+  private started = false;
 
-  constructor(devices: readonly DeviceConfig[], board: number, factory: PortFactory, log: Logger, opts: { queueMax: number; backoffMaxMs: number }) {
+  constructor(
+    devices: readonly DeviceConfig[],
+    private readonly board: number,
+    private readonly factory: PortFactory,
+    private readonly log: Logger,
+    private readonly opts: { queueMax: number; backoffMaxMs: number },
+  ) {
     super();
-    for (const dev of devices) {
-      const at = dev.attach.find((a) => a.board === board);
-      if (!at) continue;
-      let worker = this.workers.get(at.port);
-      if (!worker) {
-        const line = new SerialLine(at.port, dev.serial, factory, log, 50, opts.backoffMaxMs);
-        worker = new PortWorker(line, opts.queueMax);
-        this.workers.set(at.port, worker);
-      }
-      const entry = { dev, worker, snap: { id: dev.id, online: false, points: {}, updatedAt: null, error: null } as DeviceSnapshot };
-      this.byDevice.set(dev.id, entry);
-      worker.line.on('online', () => this.update(entry, { online: true, error: null }));
-      worker.line.on('offline', (reason) => this.update(entry, { online: false, error: `serial port ${reason}` }));
+    for (const dev of devices) this.add(dev);
+  }
+
+  private add(dev: DeviceConfig): void {
+    const at = dev.attach.find((a) => a.board === this.board);
+    if (!at) return;
+    let worker = this.workers.get(at.port);
+    if (!worker) {
+      const line = new SerialLine(at.port, dev.serial, this.factory, this.log, 50, this.opts.backoffMaxMs);
+      worker = new PortWorker(line, this.opts.queueMax);
+      this.workers.set(at.port, worker);
+      if (this.started) line.start();
     }
+    const online = () => this.update(entry, { online: true, error: null });
+    const offline = (reason: string) => this.update(entry, { online: false, error: `serial port ${reason}` });
+    const line = worker.line;
+    const entry: Entry = { dev, worker, snap: { id: dev.id, online: line.online, points: {}, updatedAt: null, error: null }, off: () => line.off('online', online).off('offline', offline) };
+    this.byDevice.set(dev.id, entry);
+    line.on('online', online);
+    line.on('offline', offline);
+    if (this.started) this.startPolling(entry);
+  }
+
+  private remove(e: Entry): void {
+    e.off();
+    clearInterval(this.polls.get(e.dev.id));
+    this.polls.delete(e.dev.id);
+    this.byDevice.delete(e.dev.id);
+    // A port no device uses any more is closed (work queued on it still finishes or fails).
+    if (![...this.byDevice.values()].some((x) => x.worker === e.worker)) {
+      e.worker.line.stop();
+      for (const [port, w] of this.workers) if (w === e.worker) this.workers.delete(port);
+    }
+  }
+
+  /**
+   * A pushed config's devices, live: a device that is new here or changed is (re)made, one gone
+   * is stopped; the others go on untouched (their readings, their port's queue).
+   */
+  reconfigure(devices: readonly DeviceConfig[]): { added: string[]; removed: string[] } {
+    const next = new Map(devices.filter((d) => d.attach.some((a) => a.board === this.board)).map((d) => [d.id, d]));
+    const removed: string[] = [];
+    for (const e of [...this.byDevice.values()]) {
+      const d = next.get(e.dev.id);
+      if (d && JSON.stringify(d) === JSON.stringify(e.dev)) next.delete(e.dev.id);
+      else {
+        this.remove(e);
+        if (!d) removed.push(e.dev.id);
+      }
+    }
+    for (const d of next.values()) this.add(d);
+    return { added: [...next.keys()], removed };
   }
 
   start(): void {
+    this.started = true;
     for (const w of this.workers.values()) w.line.start();
-    // Each device is read every pollMs while online, behind control commands (scheduled priority),
-    // at most one poll in flight per device.
-    for (const e of this.byDevice.values()) {
-      if (e.dev.pollMs <= 0) continue;
-      const t = setInterval(() => this.poll(e.dev.id), e.dev.pollMs);
-      t.unref();
-      this.polls.push(t);
-    }
+    for (const e of this.byDevice.values()) this.startPolling(e);
   }
+
+  /** Each device is read every pollMs while online, behind control commands (scheduled priority), at most one poll in flight per device. */
+  private startPolling(e: Entry): void {
+    if (e.dev.pollMs <= 0 || this.polls.has(e.dev.id)) return;
+    const t = setInterval(() => this.poll(e.dev.id), e.dev.pollMs);
+    t.unref();
+    this.polls.set(e.dev.id, t);
+  }
+
   stop(): void {
-    for (const t of this.polls) clearInterval(t);
-    this.polls.length = 0;
+    this.started = false;
+    for (const t of this.polls.values()) clearInterval(t);
+    this.polls.clear();
     for (const w of this.workers.values()) w.line.stop();
   }
 
@@ -124,7 +175,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     return { result: { reply }, ms: Math.round(performance.now() - t0) };
   }
 
-  private entry(id: string) {
+  private entry(id: string): Entry {
     const e = this.byDevice.get(id);
     if (!e) throw new EwsError('NOT_FOUND', `device ${id} is not attached to this board`);
     return e;

@@ -34,7 +34,8 @@ export class Handlers {
   /** Work done for clients that had already gone, in all (ms): what an abort saves. */
   wastedMs = 0;
   constructor(
-    private readonly cfg: Config,
+    /** The running config (a push changes its devices live). */
+    private readonly running: { readonly cfg: Config },
     private readonly board: BoardConfig,
     private readonly devices: DeviceManager,
     private readonly directory: DeviceDirectory,
@@ -42,7 +43,7 @@ export class Handlers {
     private readonly log: Logger,
   ) {
     this.site = loadSite();
-    this.programs = scanPrograms(board.cgiDir ?? cfg.cgi.dir, log);
+    this.programs = scanPrograms(board.cgiDir ?? running.cfg.cgi.dir, log);
   }
 
   /** This board's CGI programs, as they were at boot. */
@@ -58,7 +59,7 @@ export class Handlers {
     try {
       // The slow CGI (HIGH) and a slow page (LOW) with the same service model, for demos and benchmarks.
       if (u.pathname === '/cgi-bin/echo' || u.pathname === '/echo' || u.pathname.startsWith('/echo/')) return await this.echo(u, x, res);
-      if (u.pathname === '/cgi-bin/burn' && this.cfg.benchmarkHandlers) return this.burn(u, res);
+      if (u.pathname === '/cgi-bin/burn' && this.running.cfg.benchmarkHandlers) return this.burn(u, res);
       if (u.pathname.startsWith('/cgi-bin/devices/')) return await this.device(x, u.pathname, res);
       const program = programTarget(x.url);
       if (program) return await this.program(program, x, res);
@@ -76,18 +77,18 @@ export class Handlers {
       res.writeHead(c.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(c.body), 'cache-control': 'no-store', ...c.headers, ...extra });
       res.end(c.body);
     };
-    if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.cfg, this.board, this.devices, x, path));
+    if (x.method !== 'POST' || key === undefined) return reply(await deviceCgi(this.running.cfg, this.board, this.devices, x, path));
     // The master scoped the client's key to its user (node/http/router.ts).
-    const out = await this.idem.request(key, x.method, path, x.body, () => deviceCgi(this.cfg, this.board, this.devices, x, path));
-    reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.cfg.boards[out.board]?.id ?? this.board.id } : {});
+    const out = await this.idem.request(key, x.method, path, x.body, () => deviceCgi(this.running.cfg, this.board, this.devices, x, path));
+    reply(out, out.replayed ? { 'idempotent-replayed': 'true', 'x-ews-board': this.running.cfg.boards[out.board]?.id ?? this.board.id } : {});
   }
 
   private async program(t: ProgramTarget, x: ExecRequest, res: Answer): Promise<void> {
     const p = this.programs.get(t.name);
     if (!p) throw new EwsError('NOT_FOUND', `no program ${t.name} on ${this.board.id}`);
-    const options = this.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS;
+    const options = this.running.cfg.cgi.programs[t.name] ?? PROGRAM_DEFAULTS;
     const port = options.port === undefined ? undefined : this.devices.worker(options.port);
-    const out = await programCgi(this.cfg, this.board, p, options, t, x, this.idem, this.log, port);
+    const out = await programCgi(this.running.cfg, this.board, p, options, t, x, this.idem, this.log, port);
     // Run on the master itself: its intake serves a local redirect; a dispatched one goes back marked.
     if (x.redirect && out.status === 302 && out.headers?.[LOCAL_REDIRECT] !== undefined && out.headers.location) return x.redirect(out.headers.location);
     const replayed = 'replayed' in out && out.replayed === true;

@@ -145,15 +145,16 @@ class Connection {
 export class DispatchClient {
   private readonly conns: (Connection | undefined)[];
   /** `tls`: the link runs inside TLS, the board verified against the cluster's CA. */
+  /** `boards`: the boards as the running config has them (a rolling restart may move a board's port). */
   constructor(
-    private readonly boards: readonly BoardConfig[],
+    private readonly boards: () => readonly BoardConfig[],
     private readonly codec: FrameCodec,
     private readonly connectTimeoutMs: number,
     private readonly onDrop: (reason: FrameError) => void,
     private readonly requestBytesMax: number,
     private readonly tls?: TlsMaterial,
   ) {
-    this.conns = boards.map(() => undefined);
+    this.conns = boards().map(() => undefined);
   }
 
   send(frame: RequestFrame, done: (r: LinkResult) => void): void {
@@ -174,7 +175,7 @@ export class DispatchClient {
     const c = this.conns[board];
     if (c && !c.closed) return c;
     const fresh = new Connection(
-      this.boards[board]!,
+      this.boards()[board]!,
       this.codec,
       this.connectTimeoutMs,
       this.onDrop,

@@ -73,6 +73,8 @@ export interface IntakeDeps {
   metrics: Registry;
   log: Logger;
   idempotency: IdempotencyStore;
+  /** The devices as the running config has them now (a pushed config changes them live). */
+  devices(): Config['devices'];
 }
 
 /** Synchronous time the master spends starting its own jobs per event-loop turn (masterWork spill/share, more than one board). */
@@ -162,7 +164,7 @@ export class Intake {
         if (boards.every((b) => this.d.mirror.table.runstate(b) === -1)) throw new EwsError('NO_BOARD', `every board with ${program.name} is down`);
         candidates = boards;
       }
-      const t = deviceTarget(path, method, this.d.cfg.devices);
+      const t = deviceTarget(path, method, this.d.devices());
       if (t)
         candidates = this.routeDevice(
           t.device.attach.map((a) => a.board),

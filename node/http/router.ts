@@ -13,12 +13,15 @@ import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/
 import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
+import type { ConfigApply } from '../config/config-apply.ts';
+import type { ConfigPush } from '../config/config-push.ts';
 import { drainRoute, handoverRoute } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
 import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/command-log.ts';
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
+import type { RunningConfig } from '../config/running-config.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import type { EventsHub } from './events-hub.ts';
 import { readBody, sendError, sendJson } from './http-io.ts';
@@ -42,8 +45,11 @@ export interface RouterDeps {
   /** A new SSE client: keep the cluster view flowing. */
   watched(): void;
   closing(): boolean;
-  /** The config file as JSON, for backups. */
-  raw: unknown;
+  /** The config running now, and its file as JSON (GET /api/config, backups). */
+  running: RunningConfig;
+  /** PUT /api/config on the master, and a pushed config arriving here. */
+  push: ConfigPush;
+  apply: ConfigApply;
   tls: TlsMaterial | undefined;
 }
 
@@ -115,7 +121,7 @@ export class Router {
       res.setHeader('vary', 'Origin');
       if (req.method === 'OPTIONS') {
         res.writeHead(204, {
-          'access-control-allow-methods': 'GET, POST',
+          'access-control-allow-methods': 'GET, POST, PUT',
           'access-control-allow-headers': 'content-type, x-csrf-token, idempotency-key, authorization',
           'access-control-max-age': '600',
         });
@@ -159,7 +165,7 @@ export class Router {
     const mirror = d.mirror;
     // The route table (shared/routes.ts) says what a board answers itself; the compiler refuses a
     // handler the table names without a case here.
-    const own = method === 'GET' || method === 'POST' ? (answeredHere(method, path, mirror.role === 'master') as RouteOf<'board' | 'master'> | undefined) : undefined;
+    const own = method === 'GET' || method === 'POST' || method === 'PUT' ? (answeredHere(method, path, mirror.role === 'master') as RouteOf<'board' | 'master'> | undefined) : undefined;
     if (own) {
       const who = own.caller === 'public' ? undefined : d.guard.check(req, own.caller, now);
       switch (own.handler) {
@@ -201,11 +207,15 @@ export class Router {
           operatorApi(d.operator(), method, new URL(url, 'http://board'), req.headers.accept, null, res);
           return;
         case 'backup':
-          return backupRoutes(d).backup(res);
+          return backupRoutes({ ...d, raw: d.running.raw }).backup(res);
         case 'config':
-          return sendJson(res, 200, { board: d.self.id, configVersion: d.cfg.configVersion, configHash: d.cfg.digest, config: redactConfig(d.raw) });
+          return sendJson(res, 200, { board: d.self.id, configVersion: d.running.configVersion, configHash: d.running.digest, config: redactConfig(d.running.raw) });
+        case 'config-push':
+          return d.push.route(req, res, who?.user ?? null);
+        case 'config-apply':
+          return d.apply.route(req, res);
         case 'restore':
-          return backupRoutes(d).restore(req, res);
+          return backupRoutes({ ...d, raw: d.running.raw }).restore(req, res);
         case 'alarm-ack': {
           if (!operatorApi(d.operator(), method, new URL(url, 'http://board'), undefined, who?.user ?? null, res)) throw new EwsError('NOT_FOUND', 'use POST /api/alarms/{id}/ack');
           return;
@@ -215,10 +225,10 @@ export class Router {
           return sendJson(res, 200, d.intake.stats());
         case 'drain':
           await readBody(req, d.cfg.limits.bodyBytesMax); // none is expected: read, so the connection stays usable
-          return drainRoute({ cfg: d.cfg, mirror, operator: d.operator }, path, who?.user ?? null, res);
+          return drainRoute({ cfg: d.running.cfg, mirror, operator: d.operator }, path, who?.user ?? null, res);
         case 'handover':
           await readBody(req, d.cfg.limits.bodyBytesMax);
-          return handoverRoute({ cfg: d.cfg, mirror, operator: d.operator }, new URL(url, 'http://board'), who?.user ?? null, res);
+          return handoverRoute({ cfg: d.running.cfg, mirror, operator: d.operator }, new URL(url, 'http://board'), who?.user ?? null, res);
         default: {
           const unanswered: never = own;
           throw new Error(`no answer for ${JSON.stringify(unanswered)}`);

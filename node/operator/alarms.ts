@@ -43,48 +43,68 @@ export interface AlarmInputs {
   boards: ReadonlyArray<{ id: string; runstate: number; role?: 'master' | 'node'; drained?: boolean; durable?: boolean | null; configHash?: string | null }>;
 }
 
+function buildRules(alarms: readonly AlarmConfig[], deviceIds: readonly string[], boardIds: readonly string[]): Rule[] {
+  const rules: Rule[] = [];
+  const base = { active: false, since: null, clearedAt: null, value: null, acked: null };
+  for (const a of alarms) rules.push({ view: { id: a.id, kind: 'point', subject: a.device, severity: a.severity, message: a.message, ...base }, cfg: a, pendingSince: null, holdMs: 0 });
+  for (const d of deviceIds)
+    rules.push({
+      view: { id: `device-offline-${d}`, kind: 'device-offline', subject: d, severity: 'warning', message: `device ${d} is offline`, ...base },
+      cfg: undefined,
+      pendingSince: null,
+      holdMs: BUILTIN_HOLD_MS,
+    });
+  for (const b of boardIds)
+    rules.push({
+      view: { id: `board-down-${b}`, kind: 'board-down', subject: b, severity: 'critical', message: `board ${b} is down`, ...base },
+      cfg: undefined,
+      pendingSince: null,
+      holdMs: BUILTIN_HOLD_MS,
+    });
+  for (const b of boardIds)
+    rules.push({
+      view: {
+        id: `state-volatile-${b}`,
+        kind: 'state-volatile',
+        subject: b,
+        severity: 'warning',
+        message: `board ${b} keeps its state in memory only: a restart loses its logouts, history and logbook`,
+        ...base,
+      },
+      cfg: undefined,
+      pendingSince: null,
+      holdMs: 0,
+    });
+  for (const b of boardIds)
+    rules.push({
+      view: { id: `config-mismatch-${b}`, kind: 'config-mismatch', subject: b, severity: 'warning', message: `board ${b} runs another config than the master`, ...base },
+      cfg: undefined,
+      pendingSince: null,
+      holdMs: CONFIG_MISMATCH_HOLD_MS,
+    });
+  return rules;
+}
+
 export class Alarms {
-  private readonly rules: Rule[] = [];
+  private rules: Rule[];
   private readonly lastAck = new Map<string, { user: string; at: number }>();
 
   constructor(alarms: readonly AlarmConfig[], deviceIds: readonly string[], boardIds: readonly string[]) {
-    const base = { active: false, since: null, clearedAt: null, value: null, acked: null };
-    for (const a of alarms) this.rules.push({ view: { id: a.id, kind: 'point', subject: a.device, severity: a.severity, message: a.message, ...base }, cfg: a, pendingSince: null, holdMs: 0 });
-    for (const d of deviceIds)
-      this.rules.push({
-        view: { id: `device-offline-${d}`, kind: 'device-offline', subject: d, severity: 'warning', message: `device ${d} is offline`, ...base },
-        cfg: undefined,
-        pendingSince: null,
-        holdMs: BUILTIN_HOLD_MS,
-      });
-    for (const b of boardIds)
-      this.rules.push({
-        view: { id: `board-down-${b}`, kind: 'board-down', subject: b, severity: 'critical', message: `board ${b} is down`, ...base },
-        cfg: undefined,
-        pendingSince: null,
-        holdMs: BUILTIN_HOLD_MS,
-      });
-    for (const b of boardIds)
-      this.rules.push({
-        view: {
-          id: `state-volatile-${b}`,
-          kind: 'state-volatile',
-          subject: b,
-          severity: 'warning',
-          message: `board ${b} keeps its state in memory only: a restart loses its logouts, history and logbook`,
-          ...base,
-        },
-        cfg: undefined,
-        pendingSince: null,
-        holdMs: 0,
-      });
-    for (const b of boardIds)
-      this.rules.push({
-        view: { id: `config-mismatch-${b}`, kind: 'config-mismatch', subject: b, severity: 'warning', message: `board ${b} runs another config than the master`, ...base },
-        cfg: undefined,
-        pendingSince: null,
-        holdMs: CONFIG_MISMATCH_HOLD_MS,
-      });
+    this.rules = buildRules(alarms, deviceIds, boardIds);
+  }
+
+  /**
+   * A pushed config's alarms and devices, live: a rule that stays (same id and kind) keeps its
+   * episode (active, since, its acknowledgement) and takes the new threshold; new ones start clear.
+   */
+  reconfigure(alarms: readonly AlarmConfig[], deviceIds: readonly string[], boardIds: readonly string[]): void {
+    const old = new Map(this.rules.map((r) => [r.view.id, r]));
+    this.rules = buildRules(alarms, deviceIds, boardIds).map((r) => {
+      const o = old.get(r.view.id);
+      if (!o || o.view.kind !== r.view.kind) return r;
+      const { active, since, clearedAt, value, acked } = o.view;
+      return { ...r, view: { ...r.view, active, since, clearedAt, value, acked }, pendingSince: o.pendingSince };
+    });
   }
 
   /** Re-evaluate every alarm; the ones raised or cleared now. */

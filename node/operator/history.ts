@@ -50,12 +50,21 @@ export class History {
   private readonly rings = new Map<string, Ring>();
   private readonly intervalMs: number;
   private readonly retentionMs: number;
+  private readonly ringCapacity: number;
 
   constructor(devices: readonly DeviceConfig[], cfg: HistoryConfig) {
     this.intervalMs = cfg.intervalS * 1000;
     this.retentionMs = cfg.retentionS * 1000;
-    const capacity = Math.max(1, Math.ceil(cfg.retentionS / cfg.intervalS) + 1);
-    for (const d of devices) for (const p of d.points) this.rings.set(`${d.id}\u0000${p.name}`, new Ring(capacity));
+    this.ringCapacity = Math.max(1, Math.ceil(cfg.retentionS / cfg.intervalS) + 1);
+    this.reconfigure(devices);
+  }
+
+  /** A pushed config's devices: a new point gets a ring, a point gone loses its samples, the others keep theirs. */
+  reconfigure(devices: readonly DeviceConfig[]): void {
+    const keys = new Set<string>();
+    for (const d of devices) for (const p of d.points) keys.add(`${d.id}\u0000${p.name}`);
+    for (const k of this.rings.keys()) if (!keys.has(k)) this.rings.delete(k);
+    for (const k of keys) if (!this.rings.has(k)) this.rings.set(k, new Ring(this.ringCapacity));
   }
 
   /** A reading taken at `at`: each numeric or on/off point gets a sample unless it has one within the interval. */

@@ -59,6 +59,16 @@ export class OperatorState {
     };
   }
 
+  /** A pushed config's devices and alarms, live (history rings and alarm episodes of what stays are kept). */
+  reconfigure(cfg: Config): void {
+    this.history.reconfigure(cfg.devices);
+    this.alarms.reconfigure(
+      cfg.alarms,
+      cfg.devices.map((x) => x.id),
+      cfg.boards.map((b) => b.id),
+    );
+  }
+
   /** Boot: the log (its acknowledgements re-applied), the alarm episodes, the history, as the disk has them. */
   private restore(disk: OperatorDisk, nowMs: number): void {
     const saved = disk.read();

@@ -19,9 +19,11 @@ const SEND_TIMEOUT_MS = 10_000;
 
 type Mailer = { sendMail(m: Record<string, unknown>): Promise<unknown>; close(): void };
 
+const targetsOf = (n: NotifyConfig): Target[] => [...n.webhooks.map((w, i) => ({ name: `webhook-${i}`, events: w.events })), ...(n.email ? [{ name: 'email', events: n.email.events }] : [])];
+
 export class Notifier {
   private readonly queue: NotifyQueue;
-  private readonly targets: Target[];
+  private targets: Target[];
   private timer: NodeJS.Timeout | undefined;
   private mailer: Promise<Mailer> | undefined;
   private readonly sent = new Map<string, number>();
@@ -29,13 +31,13 @@ export class Notifier {
 
   constructor(
     private readonly cfg: Config,
-    private readonly n: NotifyConfig,
+    private n: NotifyConfig,
     private readonly op: () => OperatorState,
     private readonly log: Logger,
     metrics: Registry,
   ) {
     this.queue = new NotifyQueue(n.queueMax);
-    this.targets = [...n.webhooks.map((w, i) => ({ name: `webhook-${i}`, events: w.events })), ...(n.email ? [{ name: 'email', events: n.email.events }] : [])];
+    this.targets = targetsOf(n);
     const byKey = (m: Map<string, number>, labels: (k: string) => Record<string, string>) => () => [...m].map(([k, v]) => [labels(k), v] as [Record<string, string>, number]);
     metrics.counterOf(
       'ews_notify_sent_total',
@@ -51,6 +53,20 @@ export class Notifier {
       Object.entries(this.queue.dropped).map(([reason, v]) => [{ reason }, v]),
     );
     metrics.gauge('ews_notify_queue', 'Notifications waiting to be sent or retried', () => [[{}, this.queue.size]]);
+  }
+
+  /** A pushed config's notify section, live (the queue bound stays what the board started with). */
+  retarget(n: NotifyConfig): void {
+    this.n = n;
+    this.targets = targetsOf(n);
+    if (this.mailer) {
+      const old = this.mailer;
+      this.mailer = undefined;
+      void old.then(
+        (m) => m.close(),
+        () => {},
+      );
+    }
   }
 
   /** This board became master (true) or stepped down. */

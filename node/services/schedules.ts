@@ -26,7 +26,8 @@ export class Schedules {
   private missedSinceWarn = 0;
 
   constructor(
-    private readonly cfg: Config,
+    /** The running config (a push changes the schedules: stop, then start). */
+    private readonly config: { readonly cfg: Config },
     private readonly log: Logger,
     metrics: Registry,
     private readonly credentials: () => Record<string, string>,
@@ -45,13 +46,13 @@ export class Schedules {
   }
 
   start(): void {
-    if (this.running || this.cfg.schedules.length === 0) return;
+    if (this.running || this.config.cfg.schedules.length === 0) return;
     const gen = ++this.generation;
     void import('node-cron').then(
       (cron) => {
         if (gen !== this.generation) return;
         const logger = { info: () => {}, debug: () => {}, warn: (m: string) => this.log.debug(m), error: (m: string | Error) => this.log.warn({ err: m }, 'node-cron') };
-        this.tasks = this.cfg.schedules.map((s, i) => {
+        this.tasks = this.config.cfg.schedules.map((s, i) => {
           const task = cron.createTask(s.cron, (ctx) => this.fire(i, ctx), { name: `schedule-${i}`, noOverlap: true, missedExecutionTolerance: this.lateToleranceMs, unref: true, logger });
           task.on('execution:overlap', () => this.skipped.inc({ schedule: i, reason: 'overlap' }));
           task.on('execution:missed', () => this.onMissed(i));
@@ -82,14 +83,14 @@ export class Schedules {
   }
 
   private async fire(i: number, ctx: TaskContext): Promise<void> {
-    const s = this.cfg.schedules[i]!;
+    const s = this.config.cfg.schedules[i]!;
     const atS = Math.floor(ctx.date.getTime() / 1000);
     const path = `/cgi-bin/devices/${encodeURIComponent(s.device)}/${encodeURIComponent(s.action)}`;
     const headers: Record<string, string> = { 'x-ews-origin': 'schedule', ...this.credentials() };
     // An action gets a key per slot: if two masters overlap for a moment after a partition heals,
     // the device still runs it once.
     if (s.action !== 'read') headers['idempotency-key'] = `schedule-${i}-${atS}`;
-    const r = await this.loopback.post(path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.cfg.limits.requestTimeoutMs);
+    const r = await this.loopback.post(path, s.value === undefined ? '' : JSON.stringify({ value: s.value }), headers, this.config.cfg.limits.requestTimeoutMs);
     this.runs.inc({ schedule: i, status: r.status });
     if (r.status === 0 || r.status >= 400) this.log.warn({ schedule: i, device: s.device, action: s.action, status: r.status }, 'scheduled job failed');
   }

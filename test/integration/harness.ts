@@ -50,7 +50,8 @@ export interface TestCluster {
   headers: Record<string, string>;
   /** With `tls`: the CA the harness trusts (the boards speak HTTPS only). */
   ca: Buffer | undefined;
-  start(id: string): ChildProcess;
+  /** Start a board (from its own `file` when given: a board with another config). */
+  start(id: string, file?: string): ChildProcess;
   /** Pull (true) or replug (false) a board's network cable, as the demo does. */
   cut(id: string, cut: boolean): void;
   kill(id: string, signal?: NodeJS.Signals): Promise<void>;
@@ -95,9 +96,9 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     headers: {},
     ca: opts.ca,
     boards: boards.map((b) => ({ ...b, url: `${opts.ca ? 'https' : 'http'}://127.0.0.1:${b.httpPort}` })),
-    start(id) {
+    start(id, own = file) {
       const argv = opts.bundle ? [...BOARD_NODE_FLAGS, BUNDLE] : ['--import', 'tsx', CLI];
-      const p = spawn(process.execPath, [...argv, 'start', '--config', file, '--board', id, ...(opts.args ?? [])], {
+      const p = spawn(process.execPath, [...argv, 'start', '--config', own, '--board', id, ...(opts.args ?? [])], {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
         env: { ...process.env, EWS_LOG_LEVEL: 'warn' },

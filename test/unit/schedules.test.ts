@@ -37,7 +37,7 @@ function schedules(lateToleranceMs: number) {
     schedules: [{ cron: '* * * * * *', device: 'valve3', action: 'set', value: 40 }],
   });
   const metrics = new Registry();
-  const s = new Schedules(cfg, silentLogger, metrics, () => ({}), new Loopback(cfg.boards[0]!, undefined, 4), lateToleranceMs);
+  const s = new Schedules({ cfg }, silentLogger, metrics, () => ({}), new Loopback(cfg.boards[0]!, undefined, 4), lateToleranceMs);
   /** A series' value in the exposition text, 0 when absent. */
   const count = (name: string, labels: Record<string, string>) => {
     const line = metrics
