@@ -47,6 +47,7 @@ export interface Lan {
 export interface LanOptions {
   boards?: number;
   devices?: unknown[];
+  alarms?: unknown[];
   auth?: unknown;
   cluster?: Record<string, unknown>;
   limits?: Record<string, unknown>;
@@ -112,6 +113,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     },
     boards: ids.map((id) => ({ id, address: addr(id), httpPort: PORT })),
     devices: opts.devices ?? [],
+    ...(opts.alarms ? { alarms: opts.alarms } : {}),
     auth: opts.auth ?? { disabled: true },
     limits: { serialBackoffMaxMs: 200, ...opts.limits },
     stateDir,
@@ -187,9 +189,9 @@ export interface Answer {
 
 const agent = new http.Agent({ keepAlive: false });
 
-export function request(host: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Answer> {
+export function request(host: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number; port?: number } = {}): Promise<Answer> {
   return new Promise((resolve) => {
-    const req = http.request({ host, port: PORT, path, method: opts.method ?? 'GET', agent, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
+    const req = http.request({ host, port: opts.port ?? PORT, path, method: opts.method ?? 'GET', agent, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, board: (res.headers['x-ews-board'] as string | undefined) ?? null }));

@@ -1,19 +1,25 @@
-// Maintenance on the namespace LAN with a real VIP, under load through the VIP: a planned handover
-// of the master, then a drain of a device's board while the device has a second board. Keyed
-// commands (retried with their key only when no answer came) and page requests: no answer other
-// than 2xx, every command run exactly once.
+// Maintenance on the namespace LAN with a real VIP, under load through the VIP: a config pushed
+// live (a device added, an alarm threshold changed), then one that moves a board's HTTP port (a
+// rolling restart, the master last by handover), then a planned handover of the master, then a
+// drain of a device's board while the device has a second board. Keyed commands (retried with
+// their key only when no answer came) and page requests: no answer other than 2xx, every command
+// run exactly once.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../dev/demo.ts';
 import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
 import { buildLan, type Lan, request, settled, until, VIP } from './lan.ts';
 
-async function executed(lan: Lan): Promise<number> {
+/** ews3's HTTP port once the second push has moved it. */
+const MOVED = 8081;
+
+async function executed(lan: Lan, ews3Port = MOVED): Promise<number> {
   let n = 0;
   for (const id of ['ews2', 'ews3']) {
-    const body = (await request(lan.addr(id), '/metrics')).body;
+    const body = (await request(lan.addr(id), '/metrics', { port: id === 'ews3' ? ews3Port : undefined })).body;
     for (const line of body.split('\n')) if (line.startsWith('ews_device_actions_total{') && line.includes('device="valve3"') && line.includes('action="set"')) n += Number(line.split(' ').at(-1));
   }
   return n;
@@ -25,8 +31,8 @@ describe('maintenance under load through the VIP', () => {
   const wires: Array<Awaited<ReturnType<typeof ptyWire>>> = [];
 
   before(async () => {
-    // The valve on a bus both ews2 and ews3 are wired to (here: a simulator on each board's pty).
-    for (let i = 0; i < 2; i++) {
+    // The valve on a bus both ews2 and ews3 are wired to; a second valve on ews1, added by a push.
+    for (let i = 0; i < 3; i++) {
       const pty = await ptyPair();
       const wire = await ptyWire(pty.b);
       new ValveSimulator('\n').attach(wire.wire);
@@ -44,7 +50,7 @@ describe('maintenance under load through the VIP', () => {
         ],
       },
     ];
-    lan = await buildLan({ devices });
+    lan = await buildLan({ devices, alarms: [{ id: 'open', device: 'valve3', point: 'position', above: 1000 }] });
     assert.equal((await settled(lan, lan.ids, 20_000)).master, 'ews1');
     await until('the valve online', async () => (JSON.parse((await request(VIP, '/api/devices')).body) as Array<{ online: boolean }>).every((d) => d.online));
   });
@@ -54,8 +60,8 @@ describe('maintenance under load through the VIP', () => {
     for (const p of ptys) await p.kill();
   });
 
-  test("a planned handover, then a drain of the valve's board: no answer other than 2xx, every command once", async () => {
-    const base = await executed(lan);
+  test("a config pushed live, one that moves a port (a rolling restart), a planned handover, then a drain of the valve's board: no answer other than 2xx, every command once", async () => {
+    const base = await executed(lan, 8080);
     let stop = false;
     let commands = 0,
       pages = 0,
@@ -90,13 +96,56 @@ describe('maintenance under load through the VIP', () => {
     const clients = [control(0), control(1), browse(), browse()];
     await until('the load flowing', async () => commands >= 10 && pages >= 10, 10_000);
 
-    const h = await request(lan.addr('ews1'), '/api/cluster/handover', { method: 'POST', timeoutMs: 5000 });
+    // 1. Live: a second valve (on ews1) and the valve's alarm threshold, on every board within 2 s.
+    const cfg = JSON.parse(readFileSync(lan.file, 'utf8')) as Record<string, any>; // any: the config file read freely
+    const valve4 = { ...cfg.devices[0], id: 'valve4', attach: [{ board: 'ews1', port: ptys[2]!.a }] };
+    const live: Record<string, any> = { ...cfg, devices: [...cfg.devices, valve4], alarms: [{ id: 'open', device: 'valve3', point: 'position', above: -1 }] };
+    const t0 = Date.now();
+    const p1 = await request(VIP, '/api/config', { method: 'PUT', body: JSON.stringify(live), timeoutMs: 10_000 });
+    assert.equal(p1.status, 200, p1.body);
+    assert.deepEqual(Object.values((JSON.parse(p1.body) as { boards: object }).boards), ['applied live', 'applied live', 'applied live']);
+    await until(
+      'valve4 online and the alarm raised on every board',
+      async () => {
+        for (const id of lan.ids) {
+          const devices = JSON.parse((await request(lan.addr(id), '/api/devices')).body) as Array<{ id: string; online: boolean }>;
+          const alarms = JSON.parse((await request(lan.addr(id), '/api/alarms')).body) as Array<{ id: string; active: boolean }>;
+          if (!devices.find((d) => d.id === 'valve4')?.online || !alarms.find((a) => a.id === 'open')?.active) return false;
+        }
+        return true;
+      },
+      2000,
+    );
+    const liveMs = Date.now() - t0;
+
+    // 2. ews3's HTTP port moves: a rolling restart, ews1 (the master) last, after a handover to ews2.
+    const moved = { ...live, configVersion: 2, boards: live.boards.map((b: { id: string }) => (b.id === 'ews3' ? { ...b, httpPort: MOVED } : b)) };
+    const p2 = await request(VIP, '/api/config', { method: 'PUT', body: JSON.stringify(moved), timeoutMs: 120_000 });
+    assert.equal(p2.status, 200, p2.body);
+    const rolled = JSON.parse(p2.body) as { master: string; boards: Record<string, string> };
+    assert.equal(rolled.master, 'restarting', p2.body);
+    for (const id of ['ews2', 'ews3']) assert.match(rolled.boards[id]!, /^restarted in \d+ ms/);
+    await until(
+      'ews1 back on config 2 as a node, ews2 master',
+      async () => {
+        const v = JSON.parse((await request(lan.addr('ews1'), '/api/config')).body) as { configVersion: number };
+        const h = JSON.parse((await request(lan.addr('ews1'), '/healthz')).body) as { role: string; master: string };
+        return v.configVersion === 2 && h.role === 'node' && h.master === 'ews2';
+      },
+      30_000,
+    );
+    assert.equal((await request(lan.addr('ews3'), '/healthz', { port: MOVED })).status, 200, 'ews3 answers on its new port');
+    const atPush = commands;
+    await until('commands after the rollout', async () => commands >= atPush + 10, 10_000);
+
+    // 3. A planned handover back to ews1.
+    const h = await request(VIP, '/api/cluster/handover?to=ews1', { method: 'POST', timeoutMs: 5000 });
     assert.equal(h.status, 200, h.body);
     const handed = JSON.parse(h.body) as { to: string; ms: number };
-    assert.equal(handed.to, 'ews2');
-    await until('the VIP on ews2 alone', async () => {
+    assert.equal(handed.to, 'ews1');
+    await until('the VIP on ews1 alone', async () => {
       const v = lan.vipHolders();
-      return v.length === 1 && v[0] === 'ews2';
+      return v.length === 1 && v[0] === 'ews1';
     });
     const atHandover = commands;
     await until('commands after the handover', async () => commands >= atHandover + 10, 10_000);
@@ -110,13 +159,13 @@ describe('maintenance under load through the VIP', () => {
     await Promise.all(clients);
 
     const ran = (await executed(lan)) - base;
-    process.stdout.write(`# handover in ${handed.ms} ms; ${commands} commands, ${pages} pages, ${resets} connections reset while the address moved\n`);
+    process.stdout.write(`# live push on every board in ${liveMs} ms; handover in ${handed.ms} ms; ${commands} commands, ${pages} pages, ${resets} connections reset while the address moved\n`);
     assert.deepEqual(bad, [], 'no answer other than 2xx');
     assert.equal(ran, commands, 'every command ran exactly once');
-    const onEws3 = await request(lan.addr('ews3'), '/metrics');
+    const onEws3 = await request(lan.addr('ews3'), '/metrics', { port: MOVED });
     assert.ok(onEws3.status === 200);
     const view = JSON.parse((await request(VIP, '/api/cluster')).body) as { master: string; boards: Array<{ id: string; drained: boolean }> };
-    assert.equal(view.master, 'ews2');
+    assert.equal(view.master, 'ews1');
     assert.deepEqual(
       view.boards.map((b) => [b.id, b.drained]),
       [

@@ -11,16 +11,16 @@ import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts'
 import { configPlan } from '../../shared/config-plan.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { AuthGuard } from '../auth/guard.ts';
-import { writeConfigFile } from './config-file.ts';
 import type { DeviceDirectory } from '../devices/device-directory.ts';
 import type { DeviceManager } from '../devices/device-manager.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
 import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
-import type { RunningConfig } from './running-config.ts';
 import type { Notifier } from '../services/notifier.ts';
 import type { Schedules } from '../services/schedules.ts';
+import { writeConfigFile } from './config-file.ts';
+import type { RunningConfig } from './running-config.ts';
 
 /** The most a config may weigh (a push, and what the master sends each board). */
 export const CONFIG_BYTES_MAX = 1 << 20;

@@ -1,5 +1,7 @@
 // Reading the config file: the one place the config is raw JSON. parseConfig (shared/) checks it
 // into a typed, frozen Config; nothing after this sees the file.
+
+import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError, parseConfig } from '../../shared/config.ts';
@@ -33,7 +35,8 @@ export function loadConfig(file: string): Config {
  */
 export function writeConfigFile(file: string, text: string): void {
   const dir = dirname(file);
-  const tmp = join(dir, `.${basename(file)}.next`);
+  // Its own name: boards that share a file (a test's) never rename each other's half-written one.
+  const tmp = join(dir, `.${basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.next`);
   const fd = openSync(tmp, 'w', 0o600);
   try {
     writeSync(fd, text);

@@ -10,16 +10,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { configPlan } from '../../shared/config-plan.ts';
 import { EwsError } from '../../shared/errors.ts';
+import type { HealthBook } from '../cluster/board-health.ts';
+import { requestBoard } from '../cluster/board-request.ts';
+import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
-import type { RunningConfig } from './running-config.ts';
 import type { TlsMaterial } from '../tls-material.ts';
-import type { HealthBook } from '../cluster/board-health.ts';
-import { requestBoard } from '../cluster/board-request.ts';
 import { CONFIG_BYTES_MAX, CONFIG_MAC_HEADER, type ConfigApply, checkConfig, configMac } from './config-apply.ts';
-import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
+import type { RunningConfig } from './running-config.ts';
 
 /** How long a restarting board has to rejoin with the new version before the rollout stops. */
 export const REJOIN_WAIT_MS = 30_000;

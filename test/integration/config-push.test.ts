@@ -68,7 +68,11 @@ describe('config push', () => {
     assert.equal(bad.json.error.code, 'BAD_CONFIG');
     const problems = bad.json.error.problems as string[];
     assert.ok(problems.length >= 3, problems.join('\n'));
-    for (const path of ['colour', 'limits.bodyBytesMax', 'boards']) assert.ok(problems.some((p) => p.startsWith(path)), `${path} named in:\n${problems.join('\n')}`);
+    for (const path of ['colour', 'limits.bodyBytesMax', 'boards'])
+      assert.ok(
+        problems.some((p) => p.startsWith(path)),
+        `${path} named in:\n${problems.join('\n')}`,
+      );
     const notJson = await put(u(0), ADMIN.name, '{"cluster":');
     assert.equal(notJson.status, 400);
     assert.equal(notJson.json.error.code, 'BAD_CONFIG');
@@ -107,7 +111,11 @@ describe('config push', () => {
       'no board restarted',
     );
     const view = await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers);
-    await waitFor('HEALTH carries version 1', async () => (await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers)).boards.every((b) => b.configVersion === 1), 8000);
+    await waitFor(
+      'HEALTH carries version 1',
+      async () => (await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers)).boards.every((b) => b.configVersion === 1),
+      8000,
+    );
     assert.ok(view.boards.length === 3);
   });
 
@@ -125,12 +133,19 @@ describe('config push', () => {
     assert.deepEqual(r.json.restart, ['history']);
     assert.equal(r.json.master, 'restarting');
     for (const b of c.boards.filter((x) => x.id !== before.master)) assert.match(r.json.boards[b.id], /^restarted in \d+ ms/);
-    await waitFor('every board on config 5, undrained, a new master', async () => {
-      const v = await converged(c);
-      return v.master !== before.master && (await versions()).every((x) => x === 5);
-    }, 30_000);
+    await waitFor(
+      'every board on config 5, undrained, a new master',
+      async () => {
+        const v = await converged(c);
+        return v.master !== before.master && (await versions()).every((x) => x === 5);
+      },
+      30_000,
+    );
     const view = await getJson<{ boards: Array<{ drained: boolean }> }>(`${u(0)}/api/cluster`, c.headers);
-    assert.ok(view.boards.every((b) => !b.drained), 'every board undrained');
+    assert.ok(
+      view.boards.every((b) => !b.drained),
+      'every board undrained',
+    );
   });
 
   test('a board that boots with an older config gets the master’s; one forced to another config raises config-mismatch', async () => {
