@@ -115,7 +115,7 @@ export class Board {
     const operator = () => reactions.operator;
     const [file, restart] = [opts.configFile, opts.restart];
     const portExists = opts.openPort ? () => true : existsSync;
-    const apply = new ConfigApply({ running, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
+    const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
     const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, tls, log, restart });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);

@@ -57,6 +57,8 @@ export function boardProblems(next: Config, board: BoardConfig, portExists: (pat
 
 export interface ApplyDeps {
   running: RunningConfig;
+  /** The config the board was built from: what needs a restart is judged against it (the running one may differ in live parts, and the master's in where it reaches a board that moved). */
+  started: Config;
   self: BoardConfig;
   log: Logger;
   /** The file the board started from (a pushed config replaces it); none: a board made in code cannot take a push. */
@@ -104,7 +106,7 @@ export class ConfigApply {
     const { d } = this;
     const { raw, next } = checkConfig(text);
     const cur = d.running.cfg;
-    const plan = configPlan(cur, next);
+    const plan = { changed: configPlan(cur, next).changed, restart: configPlan(d.started, next).restart };
     const base = { board: d.self.id, configVersion: next.configVersion, changed: plan.changed, restart: plan.restart };
     if (next.configVersion === cur.configVersion && next.digest === cur.digest) return { ...base, applied: 'already' };
     if (next.configVersion <= cur.configVersion) throw new EwsError('CONFIG_STALE', `configVersion ${next.configVersion} is not above ${cur.configVersion}, the one board ${d.self.id} runs`);
