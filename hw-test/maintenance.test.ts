@@ -93,9 +93,10 @@ describe('maintenance under load through the VIP', () => {
     await until('the load flowing', async () => commands >= 10 && pages >= 10, 10_000);
 
     // 1. Live: a second valve (on ews1) and the valve's alarm threshold, on every board within 2 s.
-    const cfg = JSON.parse(readFileSync(lan.file, 'utf8')) as Record<string, any>; // any: the config file read freely
+    type Raw = { devices: object[]; boards: Array<{ id: string }> };
+    const cfg = JSON.parse(readFileSync(lan.file, 'utf8')) as Raw;
     const valve4 = { ...cfg.devices[0], id: 'valve4', attach: [{ board: 'ews1', port: ptys[2]!.a }] };
-    const live: Record<string, any> = { ...cfg, devices: [...cfg.devices, valve4], alarms: [{ id: 'open', device: 'valve3', point: 'position', above: -1 }] };
+    const live = { ...cfg, devices: [...cfg.devices, valve4], alarms: [{ id: 'open', device: 'valve3', point: 'position', above: -1 }] };
     const t0 = Date.now();
     const p1 = await request(VIP, '/api/config', { method: 'PUT', body: JSON.stringify(live), timeoutMs: 10_000 });
     assert.equal(p1.status, 200, p1.body);
@@ -115,7 +116,7 @@ describe('maintenance under load through the VIP', () => {
     const liveMs = Date.now() - t0;
 
     // 2. ews3's HTTP port moves: a rolling restart, ews1 (the master) last, after a handover to ews2.
-    const moved = { ...live, configVersion: 2, boards: live.boards.map((b: { id: string }) => (b.id === 'ews3' ? { ...b, httpPort: MOVED } : b)) };
+    const moved = { ...live, configVersion: 2, boards: live.boards.map((b) => (b.id === 'ews3' ? { ...b, httpPort: MOVED } : b)) };
     const t1 = Date.now();
     const p2 = await request(VIP, '/api/config', { method: 'PUT', body: JSON.stringify(moved), timeoutMs: 120_000 });
     assert.equal(p2.status, 200, p2.body);
@@ -163,7 +164,9 @@ describe('maintenance under load through the VIP', () => {
     await Promise.all(clients);
 
     const ran = executed() - base;
-    process.stdout.write(`# live push on every board in ${liveMs} ms; rolling restart of 3 boards in ${rollMs} ms; handover in ${handed.ms} ms; ${commands} commands, ${pages} pages, ${resets} connections reset while the address moved\n`);
+    process.stdout.write(
+      `# live push on every board in ${liveMs} ms; rolling restart of 3 boards in ${rollMs} ms; handover in ${handed.ms} ms; ${commands} commands, ${pages} pages, ${resets} connections reset while the address moved\n`,
+    );
     assert.deepEqual(bad, [], 'no answer other than 2xx');
     assert.equal(ran, commands, 'every command ran exactly once');
     const onEws3 = await request(lan.addr('ews3'), '/metrics', { port: MOVED });

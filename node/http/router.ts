@@ -13,15 +13,15 @@ import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/
 import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
-import type { ConfigApply } from '../config/config-apply.ts';
-import type { ConfigPush } from '../config/config-push.ts';
 import { drainRoute, handoverRoute } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
+import type { ConfigApply } from '../config/config-apply.ts';
+import type { ConfigPush } from '../config/config-push.ts';
+import type { RunningConfig } from '../config/running-config.ts';
 import { backupRoutes } from '../operator/backup-routes.ts';
 import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/command-log.ts';
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
-import type { RunningConfig } from '../config/running-config.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import type { EventsHub } from './events-hub.ts';
 import { readBody, sendError, sendJson } from './http-io.ts';

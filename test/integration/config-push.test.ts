@@ -2,15 +2,17 @@
 // a change every board takes live is running everywhere within 2 s with no restart; one that
 // needs a restart rolls through the boards, the master last by handover, while a second push gets
 // 409; a board that boots with an older config is given the master's; a board forced to another
-// config raises config-mismatch. Three real boards (simulated devices), a real login.
+// config raises config-mismatch; the cluster key changed by three pushes. Three real boards
+// (simulated devices), a real login.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { hashPassword } from '../../node/auth/password.ts';
-import { converged, getJson, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 const ADMIN = { name: 'ada', password: 'admin-pass-1' };
 const OPERATOR = { name: 'otto', password: 'operator-pass-1' };
@@ -166,4 +168,47 @@ describe('config push', () => {
       30_000,
     );
   });
+});
+
+test('the cluster key changed by three pushes (each a rolling restart): one cluster after each, no packet dropped as forged', async () => {
+  const c = await makeCluster(3);
+  try {
+    await converged(c);
+    const NEW = randomBytes(32).toString('hex');
+    const base = JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, any>;
+    const drops = async () => {
+      let n = 0;
+      for (const b of c.boards) n += await metric(b.url, 'ews_udp_dropped_total', { reason: 'auth' });
+      return n;
+    };
+    const push = async (version: number, cluster: Record<string, unknown>) => {
+      const master = (await converged(c)).master;
+      const at = c.boards.find((b) => b.id === master)!.url;
+      const r = await fetch(`${at}/api/config`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...base, configVersion: version, cluster: { ...base.cluster, ...cluster } }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      const report = (await r.json()) as { master: string; boards: Record<string, string> };
+      assert.equal(r.status, 200, JSON.stringify(report));
+      assert.equal(report.master, 'restarting', JSON.stringify(report));
+      await waitFor(
+        `every board on config ${version}`,
+        async () => {
+          await converged(c);
+          for (const b of c.boards) if ((await getJson<{ configVersion: number }>(`${b.url}/api/config`)).configVersion !== version) return false;
+          return true;
+        },
+        30_000,
+      );
+      assert.equal(await drops(), 0, `no packet dropped as forged after push ${version}`);
+    };
+    await push(1, { acceptKeys: [NEW] });
+    await push(2, { key: NEW, acceptKeys: [base.cluster.key] });
+    await push(3, { key: NEW });
+    assert.equal((JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, any>).cluster.key, NEW);
+  } finally {
+    await c.stop();
+  }
 });
