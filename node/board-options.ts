@@ -24,7 +24,7 @@ export interface BoardOptions {
   tls?: TlsMaterial;
   /** Where this board's state survives restarts (resolved at start: node/state/state-dir.ts); none: memory only. */
   stateDir?: string;
-  /** The file it started from, which a pushed config replaces; and how its host starts it again from that file. */
-  configFile?: string;
+  /** Where a config pushed to it is written (its state directory's ID.config.json, else its config file), and how its host starts it again from there. */
+  pushedConfigFile?: string;
   restart?: () => void;
 }

@@ -113,10 +113,10 @@ export class Board {
     const parts = { running, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier, owned, heard };
     const reactions = new ClusterReactions({ cfg, ...parts });
     const operator = () => reactions.operator;
-    const [file, restart] = [opts.configFile, opts.restart];
+    const [file, restart] = [opts.pushedConfigFile, opts.restart];
     const portExists = opts.openPort ? () => true : existsSync;
     const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
-    const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, tls, log, restart });
+    const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, intake, tls, log, restart });
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();

@@ -4,7 +4,7 @@ import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { localAddresses, ownsAddress } from './cluster-plane/local-address.ts';
 import type { Transport } from './cluster-plane/transport.ts';
-import { loadConfig, rawConfig } from './config/config-file.ts';
+import { bootConfig, loadConfig, pushedConfigPath } from './config/config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import { startSystemdNotify } from './services/sd-notify.ts';
 import { MEMORY_ONLY_COST, resolveStateDir } from './state/state-dir.ts';
@@ -72,7 +72,13 @@ export async function startBoard(values: Record<string, string | boolean | undef
       restarting = false;
     })();
   };
-  const boot = async (c: Config): Promise<Board | string> => {
+  // `fileCfg`: the file's config; the state directory it names may hold a newer pushed one.
+  const boot = async (fileCfg: Config): Promise<Board | string> => {
+    const home = resolveStateDir(fileCfg.stateDir);
+    if ('problem' in home) return home.problem;
+    const chosen = bootConfig(file, home.dir, boardId);
+    const c = chosen.cfg;
+    if (!c.boards.some((x) => x.id === boardId)) return `board: "${boardId}" is not in ${chosen.from}`;
     let tls: TlsMaterial | undefined;
     try {
       tls = c.tls && readTlsMaterial(c.tls);
@@ -84,7 +90,7 @@ export async function startBoard(values: Record<string, string | boolean | undef
     let b: Board;
     try {
       const index = c.boards.findIndex((x) => x.id === boardId);
-      const raw = rawConfig(file);
+      const raw = chosen.raw;
       b = await Board.start({
         cfg: c,
         raw,
@@ -94,12 +100,14 @@ export async function startBoard(values: Record<string, string | boolean | undef
         planeTransport: opts.planeTransport,
         openPort: opts.openPort?.(c, index),
         tls,
-        configFile: file,
+        pushedConfigFile: home.dir === undefined ? file : pushedConfigPath(home.dir, boardId),
         restart,
       });
     } catch (e) {
       return `cannot start board ${boardId}: ${(e as Error).message}`;
     }
+    if (chosen.from !== file) b.log.info({ configVersion: c.configVersion, from: chosen.from }, 'running the config pushed to this board');
+    if (chosen.ignored) b.log.warn({ ignored: chosen.ignored }, 'booting from the installed config file');
     if (state.dir === undefined) b.log.warn({ stateDir: false }, MEMORY_ONLY_COST);
     else b.log.info({ stateDir: state.dir, from: state.from }, 'state kept on disk');
     return b;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
-import { configPlan } from '../../shared/config-plan.ts';
+import { CORE_SECTIONS, configPlan, type Section } from '../../shared/config-plan.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { AuthGuard } from '../auth/guard.ts';
 import type { DeviceDirectory } from '../devices/device-directory.ts';
@@ -61,7 +61,7 @@ export interface ApplyDeps {
   started: Config;
   self: BoardConfig;
   log: Logger;
-  /** The file the board started from (a pushed config replaces it); none: a board made in code cannot take a push. */
+  /** Where a pushed config is written (BoardOptions.pushedConfigFile); none: a board made in code cannot take a push. */
   file: string | undefined;
   /** Whether a serial port is there (the system's; a board with simulated ports has them all). */
   portExists(path: string): boolean;
@@ -115,20 +115,25 @@ export class ConfigApply {
     if (!d.file) problems.push(`board ${d.self.id} was not started from a config file`);
     if (plan.restart.length > 0 && !d.restart) problems.push(`board ${d.self.id} cannot restart itself (${plan.restart.join(', ')} changed)`);
     if (problems.length > 0) throw new EwsError('CONFIG_NOT_APPLIED', problems.join('; '), { problems });
-    writeConfigFile(d.file!, `${JSON.stringify(raw, null, 2)}\n`);
+    try {
+      writeConfigFile(d.file!, `${JSON.stringify(raw, null, 2)}\n`);
+    } catch (e) {
+      throw new EwsError('CONFIG_NOT_APPLIED', `board ${d.self.id} cannot write ${d.file}: ${(e as Error).message}`, { problems: [`${d.file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`] });
+    }
     d.log.info({ configVersion: next.configVersion, changed: plan.changed, restart: plan.restart }, 'config written');
     if (plan.restart.length > 0) return { ...base, applied: 'restart' };
-    this.live(next, raw);
+    this.live(next, raw, plan.changed);
     return { ...base, applied: 'live' };
   }
 
   /** Every live section swapped in: the running config first, then what keeps state of its own. */
-  private live(next: Config, raw: unknown): void {
+  private live(next: Config, raw: unknown, changed: readonly Section[]): void {
     const { d } = this;
     d.running.cfg = next;
     d.running.raw = raw;
     d.guard.reloadUsers(next.auth);
     d.intake.reclassify(next.classes);
+    if (changed.some((s) => CORE_SECTIONS.includes(s))) d.intake.retune(next);
     d.devices.reconfigure(next.devices);
     d.directory.reconfigure(next.devices);
     d.operator().reconfigure(next);

@@ -28,6 +28,27 @@ export function loadConfig(file: string): Config {
   return parseConfig(raw);
 }
 
+/** Where a board with a state directory keeps the config pushed to it (the installed file stays as installed: systemd's ProtectSystem keeps /etc read-only for the board). */
+export const pushedConfigPath = (stateDir: string, boardId: string): string => join(stateDir, `${boardId}.config.json`);
+
+/**
+ * The config a board boots with: its file, unless its state directory holds a pushed config of a
+ * higher configVersion (a push since the file was installed). A pushed file that no longer loads
+ * is ignored, and said.
+ */
+export function bootConfig(file: string, stateDir: string | undefined, boardId: string): { cfg: Config; raw: unknown; from: string; ignored?: string } {
+  const cfg = loadConfig(file);
+  const pushed = stateDir === undefined ? undefined : pushedConfigPath(stateDir, boardId);
+  if (!pushed || !existsSync(pushed)) return { cfg, raw: rawConfig(file), from: file };
+  try {
+    const p = loadConfig(pushed);
+    if (p.configVersion > cfg.configVersion) return { cfg: p, raw: rawConfig(pushed), from: pushed };
+    return { cfg, raw: rawConfig(file), from: file, ignored: `${pushed} holds configVersion ${p.configVersion}, not above the file's ${cfg.configVersion}` };
+  } catch (e) {
+    return { cfg, raw: rawConfig(file), from: file, ignored: `${pushed} does not load: ${e instanceof ConfigError ? e.problems.join('; ') : (e as Error).message}` };
+  }
+}
+
 /**
  * A pushed config made the board's config file, durably: the new text is written and synced
  * beside it, the running file is kept as `FILE.prev`, then the new one is renamed into place and

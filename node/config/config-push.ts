@@ -8,13 +8,14 @@
 // master's config when its HEALTH is heard (`converge`). One push at a time: a second gets 409.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoardConfig, Config } from '../../shared/config.ts';
-import { configPlan } from '../../shared/config-plan.ts';
+import { CORE_SECTIONS, configPlan } from '../../shared/config-plan.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { HealthBook } from '../cluster/board-health.ts';
 import { requestBoard } from '../cluster/board-request.ts';
 import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
+import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import type { TlsMaterial } from '../tls-material.ts';
@@ -26,6 +27,8 @@ export const REJOIN_WAIT_MS = 30_000;
 /** A board that runs an older config is sent the master's at most this often. */
 const CONVERGE_EVERY_MS = 10_000;
 const POLL_MS = 25;
+/** How long a master waits for its queue to empty by itself before it hands the cluster on (a QoS change). */
+const RETUNE_WAIT_MS = 1000;
 
 export interface PushDeps {
   running: RunningConfig;
@@ -34,6 +37,7 @@ export interface PushDeps {
   health(): HealthBook;
   operator(): OperatorState;
   apply: ConfigApply;
+  intake: Intake;
   tls: TlsMaterial | undefined;
   log: Logger;
   /** Start this board again from its file (after it handed the cluster on). */
@@ -86,6 +90,8 @@ export class ConfigPush {
       const answers = await Promise.all(up.map((b) => this.send(b, text)));
       for (const [i, b] of up.entries()) boards[b.id] = answers[i]!;
       boards[d.self.id] = this.applyHere(text);
+      // A new dispatch core is made when the master's is idle; a busy master hands the cluster on so it empties.
+      if (plan.changed.some((s) => CORE_SECTIONS.includes(s)) && boards[d.self.id] === 'applied live') boards[d.self.id] = await this.retuneHere(user);
     } else {
       // One board at a time, the master last.
       let stopped = false;
@@ -123,6 +129,24 @@ export class ConfigPush {
       return a.applied === 'live' ? 'applied live' : a.applied === 'restart' ? 'restarting: it hands the cluster on first' : 'already running it';
     } catch (e) {
       return e instanceof EwsError ? `refused: ${e.message}` : `failed: ${(e as Error).message}`;
+    }
+  }
+
+  /** The master's dispatch core made again: at once when idle, else after handing the cluster to the next board. */
+  private async retuneHere(user: string | null): Promise<string> {
+    const { d } = this;
+    const idle = async (ms: number) => {
+      for (const end = Date.now() + ms; !d.intake.retuned && Date.now() < end; ) await sleep(POLL_MS);
+      return d.intake.retuned;
+    };
+    if (await idle(RETUNE_WAIT_MS)) return 'applied live';
+    try {
+      const h = await handOverTo({ cfg: d.running.cfg, mirror: d.mirror, operator: d.operator }, null, user);
+      return (await idle(d.running.cfg.limits.requestTimeoutMs))
+        ? `applied live, after handing the cluster to ${h.to} (its queue was never empty)`
+        : 'applied live; its dispatch core is made again once its last request is answered';
+    } catch {
+      return 'applied live; its dispatch core is made again the first moment its queue is empty (no board could take the cluster)';
     }
   }
 

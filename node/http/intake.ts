@@ -11,7 +11,6 @@ import { markedRedirect, programTarget } from '../../shared/cgi.ts';
 import { PROGRAM_DEFAULTS } from '../../shared/cgi-config.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
-import type { Origin } from '../../shared/dispatch-frame.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
@@ -22,40 +21,12 @@ import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import type { Logger } from '../log.ts';
 import { EMPTY } from './answer.ts';
 import type { DispatchClient } from './dispatch-link.ts';
+import type { Exchange, LocalRun } from './exchange.ts';
 import { isEndToEnd, sendError } from './http-io.ts';
 import { type ClientAnswer, type ClientRequest, writeBoardAnswer } from './lean-exchange.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
-/** The HTTP exchange a job carries. */
-export interface Exchange {
-  readonly req: ClientRequest;
-  readonly res: ClientAnswer;
-  readonly body: Buffer;
-  readonly method: string;
-  readonly url: string;
-  readonly origin: Origin;
-  readonly clsName: string;
-  /** The Idempotency-Key as the cluster records it: (who sent it, key). The request's own header stays as the client sent it, so a request passed on to another master is scoped once, there. */
-  readonly key: string | undefined;
-  /** Who is asking, as the guard established it (`name role via`), for the board that runs it (a CGI program's REMOTE_USER). */
-  readonly user: string | undefined;
-  /** CGI local redirects followed to reach this request (0: the client's own). */
-  readonly hops: number;
-  readonly session: boolean;
-}
-
-export interface LocalRun {
-  method: string;
-  url: string;
-  headers: ClientRequest['headers'];
-  body: Buffer;
-  cls: string;
-  level: number;
-  origin: Origin;
-  res: ClientAnswer;
-  /** A CGI program's local redirect: the intake serves that path for the same client instead. */
-  redirect(location: string): void;
-}
+export type { Exchange, LocalRun } from './exchange.ts';
 
 export interface IntakeDeps {
   cfg: Config;
@@ -83,7 +54,9 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export class Intake {
   private classifier: Classifier;
-  readonly dispatch: DispatchCore<Exchange>;
+  /** The dispatch core; a pushed config's QoS or classes make a new one the first moment it is idle. */
+  dispatch: DispatchCore<Exchange>;
+  private retuneTo: Config | undefined;
   private readonly timer: NodeJS.Timeout;
   private periodTimer: NodeJS.Timeout | undefined;
   private readonly trusted: ReadonlySet<string>;
@@ -125,8 +98,38 @@ export class Intake {
     const tickMs = dispatchTickMs(cfg);
     this.timer = setInterval(() => {
       this.run(this.dispatch.tick(this.d.clock.now()));
+      this.retuneIfIdle();
     }, tickMs).unref();
+    this.startPeriod(cfg);
+  }
+
+  private startPeriod(cfg: Config): void {
+    clearInterval(this.periodTimer);
+    this.periodTimer = undefined;
     if (this.dispatch.periodic) this.periodTimer = setInterval(() => this.run(this.dispatch.period(this.d.clock.now())), cfg.qos.periodMs).unref();
+  }
+
+  /**
+   * A pushed config's QoS and classes, live: a new dispatch core, made the first moment this one
+   * holds nothing (no request queued or running), so no request is lost or counted twice. A
+   * node's is idle; a busy master's waits (a push hands the cluster on so it empties).
+   */
+  retune(next: Config): void {
+    this.retuneTo = next;
+    this.retuneIfIdle();
+  }
+
+  /** Whether the last retune has been made. */
+  get retuned(): boolean {
+    return this.retuneTo === undefined;
+  }
+
+  private retuneIfIdle(): void {
+    const next = this.retuneTo;
+    if (!next || this.dispatch.queued() > 0 || this.dispatch.inflight.some((n) => n > 0) || this.local.size > 0) return;
+    this.retuneTo = undefined;
+    this.dispatch = new DispatchCore<Exchange>(next, this.d.self, this.d.mirror.table, Math.random);
+    this.startPeriod(next);
   }
 
   /** Drop the dispatch link's connections (a pulled cable): dispatches on them fail and are retried or refused. */

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
@@ -87,7 +87,7 @@ describe('config push', () => {
   test('a live change (a device added, an alarm threshold changed) runs on every board within 2 s, no restart; asked at a node, the master answers', async () => {
     const pids = c.boards.map((b) => pid(b.id));
     const room2 = { ...base.devices[2], id: 'room2', name: 'Hall temperature' };
-    const next = { ...base, devices: [...base.devices, room2], alarms: [{ id: 'hot', device: 'room', point: 'temp', above: -1000 }] };
+    const next = { ...base, devices: [...base.devices, room2], alarms: [{ id: 'hot', device: 'room', point: 'temp', above: -1000 }], qos: { scheduler: 'fifo' } };
     const t0 = Date.now();
     const r = await put(u(1), ADMIN.name, next);
     assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -107,6 +107,9 @@ describe('config push', () => {
       2000,
     );
     process.stdout.write(`# live push on every board in ${Date.now() - t0} ms\n`);
+    const master = (await converged(c)).master;
+    const stats = await getJson<{ qos: { scheduler: string } }>(`${c.boards.find((b) => b.id === master)!.url}/api/stats`, c.headers);
+    assert.equal(stats.qos.scheduler, 'fifo', "the master's dispatch core made again with the pushed QoS");
     assert.deepEqual(
       c.boards.map((b) => pid(b.id)),
       pids,
@@ -123,7 +126,7 @@ describe('config push', () => {
 
   test('a change that needs a restart rolls through the boards, the master last by handover; a second push meanwhile gets 409', async () => {
     const before = await converged(c);
-    const next = { ...JSON.parse(readFileSync(c.file, 'utf8')), configVersion: 5, history: { intervalS: 2 } };
+    const next = { ...JSON.parse(readFileSync(join(c.dir, 'state', 'b1.config.json'), 'utf8')), configVersion: 5, history: { intervalS: 2 } };
     const first = put(u(0), ADMIN.name, next);
     // The first is under way (it drains and restarts a node): a second push is refused.
     await waitFor('the rollout under way', async () => (await getJson<{ boards: Array<{ drained: boolean }> }>(`${u(0)}/api/cluster`, c.headers)).boards.some((b) => b.drained), 10_000);
@@ -151,13 +154,21 @@ describe('config push', () => {
   });
 
   test('a board that boots with an older config gets the master’s; one forced to another config raises config-mismatch', async () => {
-    const cur = JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, any>;
-    await c.kill('b3');
+    const cur = JSON.parse(readFileSync(join(c.dir, 'state', 'b1.config.json'), 'utf8')) as Record<string, any>;
+    const pushed = join(c.dir, 'state', 'b3.config.json');
     const old = join(c.dir, 'b3-old.json');
     writeFileSync(old, JSON.stringify({ ...cur, configVersion: 2, history: { intervalS: 3 } }));
+    // Restarted from an older installed file: it boots with the config pushed to it (kept in its state directory).
+    await c.kill('b3');
+    c.start('b3', old);
+    await waitFor('b3 up on config 5', async () => (await getJson<{ configVersion: number }>(`${u(2)}/api/config`, c.headers)).configVersion === 5, 15_000);
+    // Without it (a new board, a wiped state): the master sends its config when b3's HEALTH shows version 2.
+    await c.kill('b3');
+    rmSync(pushed);
     c.start('b3', old);
     await waitFor('b3 converges to config 5', async () => (await getJson<{ configVersion: number }>(`${u(2)}/api/config`, c.headers)).configVersion === 5, 30_000);
-    assert.equal(JSON.parse(readFileSync(old, 'utf8')).configVersion, 5, 'written to its own file');
+    assert.equal(JSON.parse(readFileSync(pushed, 'utf8')).configVersion, 5, 'kept in its state directory');
+    assert.equal(JSON.parse(readFileSync(old, 'utf8')).configVersion, 2, 'the installed file as it was');
     // The same version, other content: nothing converges it, the alarm says so.
     await c.kill('b3');
     writeFileSync(old, JSON.stringify({ ...cur, history: { intervalS: 3 } }));
@@ -207,7 +218,8 @@ test('the cluster key changed by three pushes (each a rolling restart): one clus
     await push(1, { acceptKeys: [NEW] });
     await push(2, { key: NEW, acceptKeys: [base.cluster.key] });
     await push(3, { key: NEW });
-    assert.equal((JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, any>).cluster.key, NEW);
+    assert.equal((JSON.parse(readFileSync(join(c.dir, 'state', 'b1.config.json'), 'utf8')) as Record<string, any>).cluster.key, NEW);
+    assert.notEqual((JSON.parse(readFileSync(c.file, 'utf8')) as Record<string, any>).cluster.key, NEW, 'the installed file is left as it was');
   } finally {
     await c.stop();
   }

@@ -22,7 +22,7 @@ const raw = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-test('devices, alarms, users, schedules and notify change live; ports, limits, QoS, a new set of classes or login turned on need a restart', () => {
+test('devices, alarms, users, schedules, notify and QoS change live; ports, limits, a new set of classes or login turned on need a restart', () => {
   const a = parseConfig(raw());
   assert.deepEqual(configPlan(a, parseConfig(raw({ configVersion: 3 }))), { changed: [], restart: [] }, 'the version alone is no change');
   const live = configPlan(a, parseConfig(raw({ devices: [room('room'), room('hall')], alarms: [{ id: 'hot', device: 'room', point: 'temp', above: 25 }] })));
@@ -37,6 +37,7 @@ test('devices, alarms, users, schedules and notify change live; ports, limits, Q
   );
   assert.deepEqual(configPlan(a, port).restart, ['boards']);
   assert.deepEqual(configPlan(a, parseConfig(raw({ limits: { serialQueueMax: 8 } }))).restart, ['limits']);
+  assert.deepEqual(configPlan(a, parseConfig(raw({ qos: { scheduler: 'fifo' } }))), { changed: ['qos'], restart: [] }, 'QoS is live (the dispatch core is made again when idle)');
   const login = configPlan(
     a,
     parseConfig(raw({ auth: { users: [{ name: 'ada', role: 'admin', passwordHash: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g' }] } })),
