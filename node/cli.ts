@@ -1,8 +1,10 @@
 // `ews` command line. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config.
 
 import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { newSigningKey } from '../shared/bundle.ts';
 import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
@@ -22,6 +24,7 @@ const USAGE = `usage:
   ews status --url URL [--user NAME | --token T]   the cluster's boards and devices (asks NAME's password; or EWS_TOKEN)
   ews hash-password                      ask a password twice (no echo), or read one line from a pipe; print its hash for auth.users[]
   ews gen-key                            print a new random cluster.key
+  ews gen-signing-key [--out FILE]       write an Ed25519 key pair for release bundles (the public half is upgrade.publicKey)
   ews gen-cert --config FILE [--out DIR] [--days N]   make a cluster certificate (openssl) for tls
   ews calibrate --url URL [--write FILE] [--token T]   find a, b of U = a·R + b·W (content adaptation)
   ews restore --url URL --file F [--user NAME | --token T]   merge a backup (GET /api/backup) into every running board (admin)
@@ -30,7 +33,7 @@ const USAGE = `usage:
   ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)
   ews config push --url URL --config FILE [--user NAME | --token T]   one config for every board: live, or a rolling restart (admin)`;
 
-const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'config', 'help'];
+const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-signing-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'config', 'help'];
 const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'to', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
@@ -116,6 +119,15 @@ export async function main(argv: string[]): Promise<number> {
     case 'gen-key':
       process.stdout.write(`${randomBytes(32).toString('hex')}\n`);
       return 0;
+    case 'gen-signing-key': {
+      // The private key signs release bundles (npm run pack); the public one goes in upgrade.publicKey.
+      const out = (values.out as string | undefined) ?? 'ews-signing.pem';
+      if (existsSync(out)) return fail(`${out} exists: a signing key is never overwritten`);
+      const k = newSigningKey();
+      writeFileSync(out, k.privatePem, { mode: 0o600 });
+      process.stdout.write(`private key written to ${out} (keep it off the boards)\nupgrade.publicKey: ${k.publicKey}\n`);
+      return 0;
+    }
     case 'calibrate': {
       if (!values.url) return fail('--url URL is required');
       try {

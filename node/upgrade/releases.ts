@@ -1,0 +1,94 @@
+// Releases on a board: `<prefix>/releases/<version>/` each, `current` the link the service runs
+// (`<prefix>/current/ews.js`), `previous` the one it ran before (for a rollback). A release is
+// written under a temporary name and renamed into place; a link is switched by renaming a new
+// link over it: a power cut leaves the old release running or the new one, never half of one.
+// Only the current and the previous releases stay (the disk is bounded).
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { OpenedBundle } from '../../shared/bundle.ts';
+
+const RELEASES = 'releases';
+
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The version a link points at, or undefined. */
+function linked(prefix: string, name: 'current' | 'previous'): string | undefined {
+  try {
+    return basename(readlinkSync(join(prefix, name)));
+  } catch {
+    return undefined;
+  }
+}
+
+export const currentRelease = (prefix: string): string | undefined => linked(prefix, 'current');
+export const previousRelease = (prefix: string): string | undefined => linked(prefix, 'previous');
+
+/** Unpack an opened (verified) bundle into releases/<version>; its directory. */
+export function installRelease(prefix: string, b: OpenedBundle): string {
+  const root = join(prefix, RELEASES);
+  mkdirSync(root, { recursive: true });
+  const version = b.manifest.version;
+  if (version === currentRelease(prefix)) throw new Error(`release ${version} is the one running`);
+  const tmp = join(root, `.${version}.${randomBytes(4).toString('hex')}.partial`);
+  for (const f of b.files) {
+    const path = join(tmp, f.path);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, f.data, { mode: f.mode });
+    const fd = openSync(path, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const dir = join(root, version);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  syncDir(root);
+  return dir;
+}
+
+function link(prefix: string, name: 'current' | 'previous', version: string): void {
+  const tmp = join(prefix, `.${name}.${randomBytes(4).toString('hex')}`);
+  symlinkSync(join(RELEASES, version), tmp);
+  renameSync(tmp, join(prefix, name));
+}
+
+/** Make `version` current (the one running becomes previous); then only those two stay. */
+export function switchRelease(prefix: string, version: string): void {
+  if (!existsSync(join(prefix, RELEASES, version))) throw new Error(`no release ${version} under ${prefix}`);
+  const was = currentRelease(prefix);
+  if (was === version) return;
+  if (was) link(prefix, 'previous', was);
+  link(prefix, 'current', version);
+  syncDir(prefix);
+  prune(prefix);
+}
+
+/** Back to the previous release (the current one becomes previous); false when there is none. */
+export function rollBack(prefix: string): boolean {
+  const prev = previousRelease(prefix);
+  if (!prev || !existsSync(join(prefix, RELEASES, prev))) return false;
+  switchRelease(prefix, prev);
+  return true;
+}
+
+/** Remove every release but the current and the previous one (and half-written ones). */
+export function prune(prefix: string): string[] {
+  const keep = new Set([currentRelease(prefix), previousRelease(prefix)]);
+  const removed: string[] = [];
+  for (const name of readdirSync(join(prefix, RELEASES))) {
+    if (keep.has(name)) continue;
+    rmSync(join(prefix, RELEASES, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}

@@ -1,0 +1,68 @@
+// Release bundles (shared/bundle.ts) and releases on a board (node/upgrade/releases.ts): a board
+// opens only a bundle signed with its key, untampered, for its architecture; releases switch by
+// a link, the previous one stays for a rollback, older ones go.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { currentRelease, installRelease, previousRelease, rollBack, switchRelease } from '../../node/upgrade/releases.ts';
+import { makeBundle, newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
+
+const key = newSigningKey();
+const other = newSigningKey();
+const pub = parsePublicKey(key.publicKey);
+const files = [
+  { path: 'ews.js', mode: 0o644, data: Buffer.from('console.log("ews")\n') },
+  { path: 'node_modules/x/index.js', mode: 0o755, data: Buffer.from('module.exports = 1;\n') },
+];
+const bundle = (version: string, arch = 'x64', pem = key.privatePem) => makeBundle({ version, arch, protocol: 1 }, files, pem);
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test('a bundle opens only signed with the board’s key, untampered, for its architecture', () => {
+  assert.ok(typeof pub !== 'string');
+  const b = bundle('0.2.0');
+  const opened = openBundle(b, pub, 'x64');
+  assert.equal(opened.manifest.version, '0.2.0');
+  assert.deepEqual(
+    opened.files.map((f) => [f.path, f.mode, f.data.toString()]),
+    files.map((f) => [f.path, f.mode, f.data.toString()]),
+  );
+  assert.throws(() => openBundle(bundle('0.2.0', 'x64', other.privatePem), pub, 'x64'), /does not verify/, 'signed with another key');
+  const manifestTampered = Buffer.from(b);
+  manifestTampered[20] = manifestTampered[20]! ^ 1;
+  assert.throws(() => openBundle(manifestTampered, pub, 'x64'), /does not verify|manifest/);
+  const fileTampered = Buffer.from(b);
+  fileTampered[fileTampered.length - 3] = fileTampered[fileTampered.length - 3]! ^ 1;
+  assert.throws(() => openBundle(fileTampered, pub, 'x64'), /node_modules\/x\/index.js: its content does not match/);
+  assert.throws(() => openBundle(bundle('0.2.0', 'arm64'), pub, 'x64'), /packed for arm64, this board is x64/);
+  assert.equal(openBundle(bundle('0.2.0', 'any'), pub, 'arm').manifest.arch, 'any');
+  assert.throws(() => openBundle(Buffer.from('not a bundle at all'), pub, 'x64'), /not an ews bundle/);
+  assert.throws(() => openBundle(b.subarray(0, 9 + b.readUInt32BE(5)), pub, 'x64'), /unsigned/);
+  assert.throws(() => openBundle(Buffer.concat([b, Buffer.from('x')]), pub, 'x64'), /bytes after/);
+  assert.throws(() => makeBundle({ version: '1', arch: 'x64', protocol: 1 }, [{ path: '../etc/passwd', mode: 0o644, data: Buffer.alloc(1) }], key.privatePem), /not a relative path/);
+  assert.match(String(parsePublicKey('short')), /base64 of a raw 32-byte Ed25519 key/);
+});
+
+test('releases: installed beside the running one, switched by a link, the previous kept for a rollback, older ones removed', () => {
+  const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
+  dirs.push(prefix);
+  const p = pub as Exclude<typeof pub, string>;
+  for (const v of ['0.1.0', '0.2.0', '0.3.0']) {
+    installRelease(prefix, openBundle(bundle(v), p, 'x64'));
+    switchRelease(prefix, v);
+  }
+  assert.equal(currentRelease(prefix), '0.3.0');
+  assert.equal(previousRelease(prefix), '0.2.0');
+  assert.equal(readlinkSync(join(prefix, 'current')), join('releases', '0.3.0'));
+  assert.equal(readFileSync(join(prefix, 'current', 'ews.js'), 'utf8'), 'console.log("ews")\n');
+  assert.equal(statSync(join(prefix, 'current', 'node_modules/x/index.js')).mode & 0o777, 0o755);
+  assert.ok(!existsSync(join(prefix, 'releases', '0.1.0')), 'only the current and the previous stay');
+  assert.throws(() => installRelease(prefix, openBundle(bundle('0.3.0'), p, 'x64')), /is the one running/);
+  assert.equal(rollBack(prefix), true);
+  assert.deepEqual([currentRelease(prefix), previousRelease(prefix)], ['0.2.0', '0.3.0']);
+  assert.throws(() => switchRelease(prefix, '9.9.9'), /no release 9.9.9/);
+});
