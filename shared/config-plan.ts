@@ -5,7 +5,7 @@
 import type { Config } from './config-types.ts';
 
 /** Sections a running board swaps in place (see node/board.ts `reconfigure`). */
-export const LIVE_SECTIONS = ['auth', 'classes', 'devices', 'alarms', 'schedules', 'notify', 'qos'] as const;
+export const LIVE_SECTIONS = ['auth', 'classes', 'devices', 'alarms', 'schedules', 'notify', 'qos', 'upgrade'] as const;
 /** Live sections the master's dispatch core was made from: it is made again when idle (a busy master hands the cluster on first). */
 export const CORE_SECTIONS: readonly Section[] = ['classes', 'qos'];
 /** Sections a board takes only when it starts: a push that changes one restarts the boards one at a time, the master last. */

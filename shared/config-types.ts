@@ -5,6 +5,7 @@ import type { CgiConfig } from './cgi-config.ts';
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
 import type { NotifyConfig } from './notify-config.ts';
 import type { AlarmConfig, HistoryConfig } from './operator-config.ts';
+import type { UpgradeConfig } from './upgrade-config.ts';
 
 /** `duplicateCheck`: arping -D before claiming (costs 1 s: arping's shortest wait); off by default, the term fences the address instead. */
 export interface VipConfig {
@@ -207,6 +208,8 @@ export interface Config {
   readonly tls: TlsConfig | undefined;
   /** Benchmark-only handlers (`/cgi-bin/burn?ms=N` burns N ms of CPU); off unless asked for. */
   readonly benchmarkHandlers: boolean;
+  /** How the boards take a new release (signed bundles, node/upgrade/). */
+  readonly upgrade: UpgradeConfig;
   /** The config's version: a number that only grows as the cluster's config changes (0 unless given). */
   readonly configVersion: number;
   /** The content hash of the file (shared/config-digest.ts): boards with the same config report the same. */

@@ -10,6 +10,7 @@ import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { readNotify } from './notify-config.ts';
 import { readAlarms, readHistory } from './operator-config.ts';
+import { readUpgrade } from './upgrade-config.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 import { readClasses, readQos } from './qos-config.ts';
 import { parseScryptHash } from './scrypt-hash.ts';
@@ -254,6 +255,7 @@ export function parseConfig(raw: unknown): Config {
     '$schema',
     'comment',
     'configVersion',
+    'upgrade',
   ]);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
@@ -267,6 +269,7 @@ export function parseConfig(raw: unknown): Config {
   );
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
   const history = readHistory(r, raw);
+  const upgrade = readUpgrade(r, raw);
   const alarms = readAlarms(r, raw, devices);
   const notify = readNotify(r, raw);
   const cgi = readCgi(r, raw, devices);
@@ -296,7 +299,7 @@ export function parseConfig(raw: unknown): Config {
   const configVersion = r.int(raw, 'configVersion', '', 0, 0, Number.MAX_SAFE_INTEGER);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const digest = configDigest(raw);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, configVersion, digest });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, upgrade, configVersion, digest });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */
