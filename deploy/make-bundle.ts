@@ -28,6 +28,10 @@ const walk = (dir: string): void => {
 };
 walk(from);
 const version = values.version ?? VERSION;
+// What the release reports as its version (node/version.ts reads it beside ews.js).
+const i = files.findIndex((f) => f.path === 'release.json');
+if (i >= 0) files.splice(i, 1);
+files.push({ path: 'release.json', mode: 0o644, data: Buffer.from(`${JSON.stringify({ version })}\n`) });
 const bundle = makeBundle({ version, arch: values.arch ?? 'any', protocol: PROTOCOL_VERSION }, files, readFileSync(keyFile, 'utf8'));
 const out = values.out ?? `dist/ews-${version}.ewsb`;
 writeFileSync(out, bundle);

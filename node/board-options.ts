@@ -27,4 +27,6 @@ export interface BoardOptions {
   /** Where a config pushed to it is written (its state directory's ID.config.json, else its config file), and how its host starts it again from there. */
   pushedConfigFile?: string;
   restart?: () => void;
+  /** Stop and exit so the supervisor starts the release just installed (node/upgrade/); none: the board takes no release. */
+  exit?: () => void;
 }

@@ -39,6 +39,8 @@ import { MqttBridge } from './services/mqtt-bridge.ts';
 import { Notifier } from './services/notifier.ts';
 import { Schedules } from './services/schedules.ts';
 import { openBoardState } from './state/board-state.ts';
+import { UpgradeBoard } from './upgrade/upgrade-board.ts';
+import { UpgradeRollout } from './upgrade/upgrade-rollout.ts';
 
 export type { BoardOptions } from './board-options.ts';
 export type { ClusterView } from './cluster/cluster-view.ts';
@@ -117,6 +119,8 @@ export class Board {
     const portExists = opts.openPort ? () => true : existsSync;
     const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
     const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, intake, tls, log, restart });
+    const upBoard = new UpgradeBoard({ running, self, log, exit: opts.exit });
+    const upgrade = { board: upBoard, rollout: new UpgradeRollout({ running, self, mirror, health: () => reactions.health, operator, board: upBoard, tls, log, exit: opts.exit }) };
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();
@@ -124,7 +128,7 @@ export class Board {
 
     const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
     const watched = () => reactions.watched();
-    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, tls });
+    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls });
     const known = (user: string) => guard.users.some((u) => u.name === user);
     sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));
     const serveFrames = (sock: Socket, rest: Buffer) =>

@@ -9,13 +9,14 @@ import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
 import { genCert } from './cli/gen-cert.ts';
-import { configPushCmd, drainCmd, handoverCmd } from './cli/maintenance-cmd.ts';
+import { configPushCmd, drainCmd, handoverCmd, upgradeCmd } from './cli/maintenance-cmd.ts';
 import { readPassword } from './cli/password-prompt.ts';
 import { restoreCmd } from './cli/restore-cmd.ts';
 import { status } from './cli/status-cmd.ts';
 import { fail, loadOrFail, startBoard } from './start.ts';
 import { DEFAULT_STATE_DIR, MEMORY_ONLY_COST } from './state/state-dir.ts';
 import { readTlsMaterial } from './tls-material.ts';
+import { guardStart } from './upgrade/upgrade-board.ts';
 
 const USAGE = `usage:
   ews start --config FILE --board ID     boot one board (or EWS_CONFIG, EWS_BOARD); the board's address
@@ -31,10 +32,29 @@ const USAGE = `usage:
   ews drain ID --url URL [--user NAME | --token T]     take board ID out of service: no new work, its work finishes (admin)
   ews undrain ID --url URL [--user NAME | --token T]   put a drained board back into service (admin)
   ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)
-  ews config push --url URL --config FILE [--user NAME | --token T]   one config for every board: live, or a rolling restart (admin)`;
+  ews config push --url URL --config FILE [--user NAME | --token T]   one config for every board: live, or a rolling restart (admin)
+  ews upgrade --url URL --bundle FILE [--user NAME | --token T]   a rolling upgrade to a signed release bundle, the master last (admin)
+  ews upgrade-guard --prefix DIR         before a start: judge the release on trial (go back after 3 starts that did not confirm it)`;
 
-const COMMANDS = ['start', 'check-config', 'status', 'hash-password', 'gen-key', 'gen-signing-key', 'gen-cert', 'calibrate', 'restore', 'drain', 'undrain', 'handover', 'config', 'help'];
-const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'to', 'no-address-check', 'help'];
+const COMMANDS = [
+  'start',
+  'check-config',
+  'status',
+  'hash-password',
+  'gen-key',
+  'gen-signing-key',
+  'gen-cert',
+  'calibrate',
+  'restore',
+  'drain',
+  'undrain',
+  'handover',
+  'config',
+  'upgrade',
+  'upgrade-guard',
+  'help',
+];
+const OPTIONS = ['config', 'board', 'boards', 'url', 'token', 'write', 'out', 'days', 'user', 'file', 'to', 'bundle', 'prefix', 'no-address-check', 'help'];
 
 async function hashPasswordCmd(): Promise<number> {
   const pw = await readPassword(true);
@@ -63,6 +83,8 @@ export async function main(argv: string[]): Promise<number> {
         user: { type: 'string' },
         file: { type: 'string' },
         to: { type: 'string' },
+        bundle: { type: 'string' },
+        prefix: { type: 'string' },
         'no-address-check': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -152,6 +174,15 @@ export async function main(argv: string[]): Promise<number> {
       return drainCmd(cmd === 'drain', positionals[0], values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'handover':
       return handoverCmd(values.to as string | undefined, values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'upgrade':
+      return upgradeCmd(values.url as string | undefined, values.bundle as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'upgrade-guard': {
+      // Run from the previous release before each start (the unit's ExecStartPre): judges a release on trial.
+      if (!values.prefix) return fail('--prefix DIR is required');
+      const said = guardStart(values.prefix as string);
+      if (said) process.stdout.write(`${said}\n`);
+      return 0;
+    }
     case 'config':
       return configPushCmd(
         positionals[0],

@@ -4,11 +4,14 @@ import { type Config, ConfigError, startProblems } from '../shared/config.ts';
 import { Board } from './board.ts';
 import { localAddresses, ownsAddress } from './cluster-plane/local-address.ts';
 import type { Transport } from './cluster-plane/transport.ts';
+import { boardProblems } from './config/config-apply.ts';
 import { bootConfig, loadConfig, pushedConfigPath } from './config/config-file.ts';
 import type { PortFactory } from './devices/serial-line.ts';
 import { startSystemdNotify } from './services/sd-notify.ts';
 import { MEMORY_ONLY_COST, resolveStateDir } from './state/state-dir.ts';
 import { readTlsMaterial, type TlsMaterial } from './tls-material.ts';
+import { goBack, onTrial, releasePrefix, UPGRADE_EXIT } from './upgrade/upgrade-board.ts';
+import { VERSION } from './version.ts';
 
 export function fail(msg: string, code = 2): number {
   process.stderr.write(`${msg}\n`);
@@ -72,6 +75,10 @@ export async function startBoard(values: Record<string, string | boolean | undef
       restarting = false;
     })();
   };
+  // A release installed (node/upgrade/): stop, and exit so the supervisor starts `current`.
+  const exitIntoRelease = (): void => {
+    void board.close().then(() => process.exit(UPGRADE_EXIT));
+  };
   // `fileCfg`: the file's config; the state directory it names may hold a newer pushed one.
   const boot = async (fileCfg: Config): Promise<Board | string> => {
     const home = resolveStateDir(fileCfg.stateDir);
@@ -102,6 +109,7 @@ export async function startBoard(values: Record<string, string | boolean | undef
         tls,
         pushedConfigFile: home.dir === undefined ? file : pushedConfigPath(home.dir, boardId),
         restart,
+        exit: exitIntoRelease,
       });
     } catch (e) {
       return `cannot start board ${boardId}: ${(e as Error).message}`;
@@ -129,6 +137,14 @@ export async function startBoard(values: Record<string, string | boolean | undef
       board.log.error({ problems: e instanceof ConfigError ? e.problems : String(e) }, 'config reload refused; keeping the running config');
     }
   });
+  // A release on trial proves itself (its self-test, then runstate 1 in the cluster) or goes back.
+  const prefix = releasePrefix(board.running.cfg);
+  if (onTrial(prefix))
+    void judgeTrial(board).then((why) => {
+      if (why === undefined) return board.log.info({ release: VERSION }, 'release confirmed');
+      board.log.error(goBack(prefix!, why));
+      exitIntoRelease();
+    });
   opts.started?.(board);
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
@@ -139,4 +155,18 @@ export async function startBoard(values: Record<string, string | boolean | undef
   stopNotify();
   await board.close();
   return 0;
+}
+
+/** Undefined when the release on trial is healthy (self-test passed, runstate 1 within upgrade.healthS), else why not. */
+async function judgeTrial(board: Board): Promise<string | undefined> {
+  const cfg = board.running.cfg;
+  const problems = boardProblems(cfg, board.self);
+  if (problems.length > 0) return `failed its self-test: ${problems.join('; ')}`;
+  const end = Date.now() + cfg.upgrade.healthS * 1000;
+  while (Date.now() < end) {
+    // As the cluster's table has it (the state the master broadcasts), the one /api/cluster shows.
+    if (board.mirror.master >= 0 && board.mirror.view()?.runstate[board.self.index] === 1) return undefined;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `did not rejoin the cluster with runstate 1 within upgrade.healthS (${cfg.upgrade.healthS} s)`;
 }

@@ -9,7 +9,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 export const BUNDLE_MAGIC = 'EWSB';
 export const BUNDLE_FORMAT = 1;
 /** The most a bundle may weigh (a board's release with its runtime packages is a few MB). */
-export const BUNDLE_BYTES_MAX = 64 * 1024 * 1024;
+export const BUNDLE_BYTES_MAX = 32 * 1024 * 1024;
 export const BUNDLE_FILES_MAX = 5000;
 const MANIFEST_BYTES_MAX = 1024 * 1024;
 const SIGNATURE_BYTES = 64;
@@ -79,8 +79,8 @@ export function makeBundle(m: { version: string; arch: string; protocol: number 
   return Buffer.concat([head, body, signature, ...files.map((f) => f.data)]);
 }
 
-/** Open a bundle for this board (`arch`: process.arch); throws with the reason it is refused. */
-export function openBundle(buf: Buffer, publicKey: KeyObject, arch: string): OpenedBundle {
+/** Open a bundle for this board (`arch`: process.arch; undefined: any, as the master checks one for its boards); throws with the reason it is refused. */
+export function openBundle(buf: Buffer, publicKey: KeyObject, arch: string | undefined): OpenedBundle {
   if (buf.length > BUNDLE_BYTES_MAX) throw new Error(`over ${BUNDLE_BYTES_MAX} bytes`);
   if (buf.length < 9 || buf.toString('latin1', 0, 4) !== BUNDLE_MAGIC) throw new Error('not an ews bundle');
   if (buf[4] !== BUNDLE_FORMAT) throw new Error(`bundle format ${buf[4]}, this board reads ${BUNDLE_FORMAT}`);
@@ -93,7 +93,7 @@ export function openBundle(buf: Buffer, publicKey: KeyObject, arch: string): Ope
   // Signed by the holder of the key: what follows is checked all the same.
   const m = JSON.parse(body.toString('utf8')) as Manifest;
   if (typeof m.version !== 'string' || !VERSION_RE.test(m.version)) throw new Error('manifest: bad version');
-  if (typeof m.arch !== 'string' || (m.arch !== 'any' && m.arch !== arch)) throw new Error(`packed for ${String(m.arch)}, this board is ${arch}`);
+  if (typeof m.arch !== 'string' || (arch !== undefined && m.arch !== 'any' && m.arch !== arch)) throw new Error(`packed for ${String(m.arch)}, this board is ${arch}`);
   if (!Number.isInteger(m.protocol)) throw new Error('manifest: bad protocol');
   if (!Array.isArray(m.files) || m.files.length > BUNDLE_FILES_MAX) throw new Error('manifest: bad file list');
   const files: OpenedBundle['files'] = [];

@@ -10,10 +10,10 @@ import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { readNotify } from './notify-config.ts';
 import { readAlarms, readHistory } from './operator-config.ts';
-import { readUpgrade } from './upgrade-config.ts';
 import { HEADER_BYTES, TAG_BYTES } from './protocol.ts';
 import { readClasses, readQos } from './qos-config.ts';
 import { parseScryptHash } from './scrypt-hash.ts';
+import { readUpgrade } from './upgrade-config.ts';
 
 export type * from './config-types.ts';
 

@@ -4,6 +4,7 @@
 
 export const ERRORS = {
   BAD_REQUEST: { status: 400, message: 'invalid request' },
+  BAD_BUNDLE: { status: 400, message: 'the release bundle is refused: unsigned, tampered, signed with another key, or for another architecture' },
   BAD_CONFIG: { status: 400, message: 'the config has problems (each named in `problems`); nothing was applied anywhere' },
   UNAUTHENTICATED: { status: 401, message: 'not logged in' },
   FORBIDDEN: { status: 403, message: 'not allowed' },
@@ -18,6 +19,7 @@ export const ERRORS = {
   PUSH_IN_PROGRESS: { status: 409, message: 'another config push is under way; push again when it has finished' },
   NO_SUCCESSOR: { status: 409, message: 'no board can take over: a successor must be running and not drained' },
   CONFIG_NOT_APPLIED: { status: 422, message: 'this board cannot run the config (it keeps the one it runs)' },
+  UPGRADE_NOT_POSSIBLE: { status: 422, message: 'this board cannot take a release: no upgrade.publicKey, or it does not run from a releases layout' },
   BODY_TOO_LARGE: { status: 413, message: 'request body too large' },
   RATE_LIMITED: { status: 429, message: 'too many attempts; wait and try again' },
   HEADERS_TOO_LARGE: { status: 431, message: 'request headers too large' },

@@ -52,6 +52,15 @@ export const ROUTES = [
   r('GET', '/api/config', 'admin', 'board', 'config', 'the config this board runs, secrets left out, with its configVersion and content hash'),
   r('PUT', '/api/config', 'admin', 'master', 'config-push', 'one config for every board: checked whole (400 naming every problem), then applied live, or by a rolling restart with the master last'),
   r('POST', '/api/cluster/config', 'public', 'board', 'config-apply', 'boards only: the config the master sends, signed with the cluster key (X-Ews-Config-Mac)'),
+  r(
+    'POST',
+    '/api/upgrade',
+    'admin',
+    'master',
+    'upgrade',
+    'a rolling upgrade to the signed release bundle in the body: each node in turn, the master last by handover; stops at a board that does not come back healthy',
+  ),
+  r('POST', '/api/cluster/upgrade', 'public', 'board', 'upgrade-apply', 'boards only: a release bundle the master sends, signed with the cluster key (X-Ews-Bundle-Mac)'),
   r('POST', '/api/restore', 'admin', 'board', 'restore', 'merge a backup into every running board'),
   r('POST', '/api/alarms/{id}/ack', 'operator', 'board', 'alarm-ack', 'acknowledge an active alarm'),
   r(

@@ -10,6 +10,9 @@ import { fetchError } from './fetch-error.ts';
 import { login } from './status-cmd.ts';
 
 type Answer = {
+  from?: string;
+  to?: string;
+  stopped?: string | null;
   message?: string;
   maintenance?: string[];
   configVersion?: number;
@@ -20,15 +23,22 @@ type Answer = {
 };
 
 /** POST to an admin route (logging in first with --user), the answer's JSON, or the exit code of a failure (2: the board named does not exist). */
-async function adminPost(url: string, target: URL, user: string | undefined, token: string | undefined, timeoutMs: number, put?: string): Promise<Answer | number> {
+async function adminPost(
+  url: string,
+  target: URL,
+  user: string | undefined,
+  token: string | undefined,
+  timeoutMs: number,
+  send?: { method: 'PUT' | 'POST'; body: string | Buffer; type: string },
+): Promise<Answer | number> {
   try {
     if (user) {
       const t = await login(url, user);
       if (t instanceof Error) return fail(t.message, 1);
       token = t;
     }
-    const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(put ? { 'content-type': 'application/json' } : {}) };
-    const r = await fetch(target, { method: put ? 'PUT' : 'POST', headers, body: put, signal: AbortSignal.timeout(timeoutMs) });
+    const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(send ? { 'content-type': send.type } : {}) };
+    const r = await fetch(target, { method: send?.method ?? 'POST', headers, body: send?.body, signal: AbortSignal.timeout(timeoutMs) });
     const answer = (await r.json().catch(() => ({}))) as Answer;
     if (answer.error?.problems) return fail(`${url}: ${r.status} ${answer.error.code}:\n${answer.error.problems.join('\n')}`, 2);
     if (!r.ok) return fail(`${url}: ${r.status} ${answer.error?.code ?? ''}: ${answer.error?.message ?? ''}`.trim(), r.status === 404 ? 2 : 1);
@@ -69,10 +79,27 @@ export async function configPushCmd(sub: string | undefined, url: string | undef
     return fail(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   // A rolling restart waits for every board in turn.
-  const answer = await adminPost(url, new URL('/api/config', url), user, token, 600_000, text);
+  const answer = await adminPost(url, new URL('/api/config', url), user, token, 600_000, { method: 'PUT', body: text, type: 'application/json' });
   if (typeof answer === 'number') return answer;
   process.stdout.write(`config ${answer.configVersion}: ${answer.restart?.length ? `rolling restart (${answer.restart.join(', ')})` : 'applied live'}\n`);
   const boards = Object.entries(answer.boards ?? {});
   for (const [id, what] of boards) process.stdout.write(`  ${id}: ${what}\n`);
   return boards.every(([, what]) => /^(applied|restart|down|already)/.test(what)) ? 0 : 1;
+}
+
+/** `ews upgrade --url URL --bundle FILE`: a rolling upgrade of the cluster (asked of the master, or the VIP). */
+export async function upgradeCmd(url: string | undefined, file: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (!url) return fail('--url URL is required (the master, or the cluster address)');
+  if (!file) return fail('--bundle FILE is required (npm run pack makes one)');
+  let body: Buffer;
+  try {
+    body = readFileSync(file);
+  } catch (e) {
+    return fail(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const answer = await adminPost(url, new URL('/api/upgrade', url), user, token, 3_600_000, { method: 'POST', body, type: 'application/octet-stream' });
+  if (typeof answer === 'number') return answer;
+  process.stdout.write(`upgrade ${answer.from} → ${answer.to}${answer.stopped ? `: stopped at ${answer.stopped}` : ''}\n`);
+  for (const [id, what] of Object.entries(answer.boards ?? {})) process.stdout.write(`  ${id}: ${what}\n`);
+  return answer.stopped ? 1 : 0;
 }

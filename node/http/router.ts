@@ -23,6 +23,8 @@ import { logCommandWhenAnswered, logProgramWhenAnswered } from '../operator/comm
 import { operatorApi } from '../operator/operator-api.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import type { TlsMaterial } from '../tls-material.ts';
+import type { UpgradeBoard } from '../upgrade/upgrade-board.ts';
+import type { UpgradeRollout } from '../upgrade/upgrade-rollout.ts';
 import type { EventsHub } from './events-hub.ts';
 import { readBody, sendError, sendJson } from './http-io.ts';
 import type { Intake } from './intake.ts';
@@ -50,6 +52,8 @@ export interface RouterDeps {
   /** PUT /api/config on the master, and a pushed config arriving here. */
   push: ConfigPush;
   apply: ConfigApply;
+  /** POST /api/upgrade on the master, and a release arriving here. */
+  upgrade: { rollout: UpgradeRollout; board: UpgradeBoard };
   tls: TlsMaterial | undefined;
 }
 
@@ -214,6 +218,10 @@ export class Router {
           return d.push.route(req, res, who?.user ?? null);
         case 'config-apply':
           return d.apply.route(req, res);
+        case 'upgrade':
+          return d.upgrade.rollout.route(req, res, who?.user ?? null);
+        case 'upgrade-apply':
+          return d.upgrade.board.route(req, res);
         case 'restore':
           return backupRoutes({ ...d, raw: d.running.raw }).restore(req, res);
         case 'alarm-ack': {

@@ -81,6 +81,20 @@ export function rollBack(prefix: string): boolean {
   return true;
 }
 
+/**
+ * A release on trial failed: `back` is current again, the failed release is removed, and there
+ * is no previous one (the one before `back` was pruned when the failed one came): a later
+ * rollback never lands on the release that failed.
+ */
+export function abandon(prefix: string, failed: string, back: string): boolean {
+  if (!existsSync(join(prefix, RELEASES, back))) return false;
+  link(prefix, 'current', back);
+  rmSync(join(prefix, 'previous'), { force: true });
+  syncDir(prefix);
+  if (failed !== back) rmSync(join(prefix, RELEASES, failed), { recursive: true, force: true });
+  return true;
+}
+
 /** Remove every release but the current and the previous one (and half-written ones). */
 export function prune(prefix: string): string[] {
   const keep = new Set([currentRelease(prefix), previousRelease(prefix)]);

@@ -1,0 +1,155 @@
+// POST /api/upgrade (admin, answered by the master): a rolling upgrade of the cluster to a signed
+// bundle. The master opens the bundle first (a tampered or wrongly signed one is refused before
+// any board is touched), then takes the nodes one at a time: drained, sent the bundle, counted
+// upgraded only when its HEALTH shows the new version with runstate 1 within upgrade.healthS
+// (a board that went back to its old release by itself stops the rollout, and the answer says
+// why), undrained. The master goes last: it answers, hands the cluster to an upgraded board and
+// exits into the new release. One rollout at a time; every step is in the audit log.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BUNDLE_BYTES_MAX, openBundle, parsePublicKey } from '../../shared/bundle.ts';
+import type { BoardConfig } from '../../shared/config.ts';
+import { EwsError } from '../../shared/errors.ts';
+import type { HealthBook } from '../cluster/board-health.ts';
+import { requestBoard } from '../cluster/board-request.ts';
+import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
+import type { ClusterMirror } from '../cluster-plane/mirror.ts';
+import { configMac } from '../config/config-apply.ts';
+import type { RunningConfig } from '../config/running-config.ts';
+import { readBody, sendJson } from '../http/http-io.ts';
+import type { Logger } from '../log.ts';
+import type { OperatorState } from '../operator/operator-state.ts';
+import type { TlsMaterial } from '../tls-material.ts';
+import { VERSION } from '../version.ts';
+import { BUNDLE_MAC_HEADER, type UpgradeBoard } from './upgrade-board.ts';
+
+const POLL_MS = 50;
+
+export interface RolloutDeps {
+  running: RunningConfig;
+  self: BoardConfig;
+  mirror: ClusterMirror;
+  health(): HealthBook;
+  operator(): OperatorState;
+  board: UpgradeBoard;
+  tls: TlsMaterial | undefined;
+  log: Logger;
+  /** Stop and exit into the new release. */
+  exit: (() => void) | undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class UpgradeRollout {
+  private busy = false;
+  constructor(private readonly d: RolloutDeps) {}
+
+  async route(req: IncomingMessage, res: ServerResponse, user: string | null): Promise<void> {
+    if (this.busy) throw new EwsError('PUSH_IN_PROGRESS', 'another upgrade (or config push) is under way');
+    this.busy = true;
+    let exitSelf = false;
+    try {
+      const report = await this.roll(await readBody(req, BUNDLE_BYTES_MAX), user);
+      exitSelf = report.master === 'restarting into the new release';
+      sendJson(res, 200, report);
+    } finally {
+      if (!exitSelf) this.busy = false;
+    }
+    if (exitSelf)
+      res.once('finish', () => {
+        void handOverTo({ cfg: this.d.running.cfg, mirror: this.d.mirror, operator: this.d.operator }, null, user)
+          .catch((e: unknown) => this.d.log.warn({ err: (e as Error).message }, 'no board took the cluster before the upgrade: a failover follows'))
+          .then(() => this.d.exit?.());
+      });
+  }
+
+  private async roll(body: Buffer, user: string | null) {
+    const { d } = this;
+    const cfg = d.running.cfg;
+    const key = parsePublicKey(cfg.upgrade.publicKey);
+    if (typeof key === 'string') throw new EwsError('UPGRADE_NOT_POSSIBLE', `upgrade.publicKey ${cfg.upgrade.publicKey === undefined ? 'is not set' : key}`);
+    let to: string;
+    try {
+      // Every check but the architecture: each board checks its own.
+      to = openBundle(body, key, undefined).manifest.version;
+    } catch (e) {
+      throw new EwsError('BAD_BUNDLE', `${(e as Error).message}; no board was touched`);
+    }
+    const record = (text: string, status = 200) => d.operator().record('command', { user, subject: 'upgrade', status, text: text.slice(0, 200) });
+    record(`upgrade from ${VERSION} to ${to} started`);
+    const boards: Record<string, string> = {};
+    const t = d.mirror.table;
+    const deps = { cfg, mirror: d.mirror, operator: d.operator };
+    let stopped: string | undefined;
+    for (const b of cfg.boards) {
+      if (b.index === d.self.index) continue;
+      if (stopped) {
+        boards[b.id] = 'not reached: the rollout stopped';
+        continue;
+      }
+      if (t.runstate(b.index) === -1) {
+        boards[b.id] = 'down: upgrade it when it is back (the rollout goes on)';
+        continue;
+      }
+      const started = Date.now();
+      await drainBoard(deps, b.index, true, user);
+      const sent = await this.send(b, body);
+      let outcome = sent;
+      if (sent === 'restart') {
+        const h = await this.back(b, to, started);
+        outcome = h === true ? `upgraded in ${Date.now() - started} ms` : h;
+      }
+      await drainBoard(deps, b.index, false, user);
+      boards[b.id] = outcome;
+      record(`${b.id}: ${outcome}`, outcome.startsWith('upgraded') || outcome.startsWith('already') ? 200 : 500);
+      if (!outcome.startsWith('upgraded') && !outcome.startsWith('already')) stopped = `${b.id}: ${outcome}`;
+    }
+    let master = 'kept its release: the rollout stopped';
+    if (!stopped) {
+      try {
+        const here = d.board.take(body);
+        master = here.applied === 'restart' ? 'restarting into the new release' : 'already on it';
+      } catch (e) {
+        master = `refused: ${(e as Error).message}`;
+        stopped = `${d.self.id}: ${master}`;
+      }
+    }
+    boards[d.self.id] = master;
+    if (stopped) record(`upgrade to ${to} stopped at ${stopped}`, 500);
+    return { from: VERSION, to, stopped: stopped ?? null, master, boards };
+  }
+
+  /** Until the board's HEALTH shows `to` with runstate 1 (true), or why not. */
+  private async back(b: BoardConfig, to: string, since: number): Promise<true | string> {
+    const { d } = this;
+    const end = since + d.running.cfg.upgrade.healthS * 1000 + 10_000;
+    let seen: string | undefined;
+    while (Date.now() < end && d.mirror.role === 'master') {
+      const h = d.health().get(b.index);
+      if (h && h.at > since && d.mirror.table.runstate(b.index) === 1) {
+        if (h.version === to) return true;
+        seen = h.version;
+      }
+      await sleep(POLL_MS);
+    }
+    return seen ? `came back on ${seen}: its new release did not prove healthy and it went back by itself; the rollout stopped` : `not back within upgrade.healthS + 10 s; the rollout stopped`;
+  }
+
+  private async send(b: BoardConfig, body: Buffer): Promise<string> {
+    const { d } = this;
+    try {
+      const r = await requestBoard(b, d.tls, {
+        method: 'POST',
+        path: '/api/cluster/upgrade',
+        headers: { 'content-type': 'application/octet-stream', [BUNDLE_MAC_HEADER]: configMac(d.running.cfg.cluster.key, body) },
+        body,
+        timeoutMs: 60_000,
+        answerBytesMax: 64 * 1024,
+      });
+      const a = JSON.parse(r.body.toString() || '{}') as { applied?: string; error?: { message?: string } };
+      if (r.status === 200) return a.applied === 'restart' ? 'restart' : 'already on it';
+      return `refused (${r.status}): ${a.error?.message ?? ''}`;
+    } catch (e) {
+      return `unreachable: ${(e as Error).message}`;
+    }
+  }
+}
