@@ -68,11 +68,18 @@ if [ -n "$root" ] && { [ ! -f "$root/etc/passwd" ] || [ ! -f "$root/etc/group" ]
   exit 2
 fi
 
-install -d "$root/opt/ews" "$root/etc/ews" "$root/etc/systemd/system"
-rm -rf "$root/opt/ews.new"
-cp -r "$pkg" "$root/opt/ews.new"
-rm -rf "$root/opt/ews"
-mv "$root/opt/ews.new" "$root/opt/ews"
+# Releases (node/upgrade/releases.ts): /opt/ews/releases/<version>/, `current` the one the unit
+# runs, `previous` the one before (a rolling upgrade adds the next ones itself).
+version=$("$host_node" -p 'require(process.argv[1]).version' "$pkg/release.json")
+[ -f "$root/opt/ews/ews.js" ] && rm -rf "$root/opt/ews"  # the flat layout of earlier installs
+install -d "$root/opt/ews/releases" "$root/etc/ews" "$root/etc/systemd/system"
+rm -rf "$root/opt/ews/releases/.$version.new"
+cp -r "$pkg" "$root/opt/ews/releases/.$version.new"
+was=$(readlink "$root/opt/ews/current" 2>/dev/null || true)
+rm -rf "$root/opt/ews/releases/$version"
+mv "$root/opt/ews/releases/.$version.new" "$root/opt/ews/releases/$version"
+if [ -n "$was" ] && [ "$was" != "releases/$version" ]; then ln -sfn "$was" "$root/opt/ews/previous"; fi
+ln -sfn "releases/$version" "$root/opt/ews/.current.new" && mv -T "$root/opt/ews/.current.new" "$root/opt/ews/current"
 install -m 0640 "$config" "$root/etc/ews/cluster.json"
 printf 'EWS_BOARD=%s\n' "$board" > "$root/etc/ews/board.env"
 # Keep in step with shared/node-flags.ts (a test checks).
@@ -80,13 +87,14 @@ sed -e "s#@NODE@#$node#" -e "s#@NODE_OPTIONS@#--max-semi-space-size=2 --max-old-
 
 # `ews` on PATH: a wrapper that runs the installed bundle with this Node.
 install -d "$root/usr/local/bin"
-printf '#!/bin/sh\nexec %s /opt/ews/ews.js "$@"\n' "$node" > "$root/usr/local/bin/ews"
+printf '#!/bin/sh\nexec %s /opt/ews/current/ews.js "$@"\n' "$node" > "$root/usr/local/bin/ews"
 chmod 0755 "$root/usr/local/bin/ews"
 
 # The unit runs as User=ews (in group dialout for the serial ports); the config is root:ews 0640.
 if [ -z "$root" ]; then
   id ews >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin --groups dialout ews
   chown root:ews /etc/ews/cluster.json
+  chown -R ews:ews /opt/ews  # a rolling upgrade writes the next release here
 else
   if ! grep -q '^ews:' "$root/etc/passwd"; then
     # The first free system id (100-999) in the image, for both the user and its group.
@@ -100,6 +108,8 @@ else
     sed -i -E '/^dialout:/{/[:,]ews(,|$)/!{s/:$/:ews/;t;s/$/,ews/}}' "$root/etc/group"
   fi
   gid=$(awk -F: '$1=="ews"{print $3}' "$root/etc/group")
+  uid=$(awk -F: '$1=="ews"{print $3}' "$root/etc/passwd")
+  chown -R "$uid:$gid" "$root/opt/ews" 2>/dev/null || true
   chown "0:$gid" "$root/etc/ews/cluster.json" 2>/dev/null || echo "note: could not give $root/etc/ews/cluster.json to group ews ($gid); run this as root, or chown it in the image" >&2
 fi
 if [ "$start" = 1 ]; then

@@ -12,6 +12,8 @@ cp dist/ews-plane.js "$out/ews-plane.js"  # the cluster plane's thread
 cp -r dist/site "$out/site"
 cp README.md deploy/ews.service deploy/example-cluster.json deploy/install.sh "$out/"
 printf '{ "name": "ews-board", "private": true, "type": "module" }\n' > "$out/package.json"
+# The release's version (node/version.ts reads it beside ews.js; a bundle may raise it).
+node -e 'process.stdout.write(JSON.stringify({ version: require("./package.json").version }) + "\n")' > "$out/release.json"
 # The production dependency tree, as npm resolved it (pino is in the bundle too; small).
 npm ls --omit=dev --all --parseable 2>/dev/null | grep '/node_modules/' | while read -r dir; do
   rel="${dir#"$PWD"/}"

@@ -9,7 +9,7 @@ import { nearMatch } from '../shared/near-match.ts';
 import { hashPassword } from './auth/password.ts';
 import { runCalibrate } from './cli/calibrate.ts';
 import { genCert } from './cli/gen-cert.ts';
-import { configPushCmd, drainCmd, handoverCmd, upgradeCmd } from './cli/maintenance-cmd.ts';
+import { configPushCmd, drainCmd, handoverCmd, rollbackCmd, upgradeCmd } from './cli/maintenance-cmd.ts';
 import { readPassword } from './cli/password-prompt.ts';
 import { restoreCmd } from './cli/restore-cmd.ts';
 import { status } from './cli/status-cmd.ts';
@@ -34,6 +34,7 @@ const USAGE = `usage:
   ews handover --url URL [--to ID] [--user NAME | --token T]   hand the master role to board ID (default: the next one) at once (admin)
   ews config push --url URL --config FILE [--user NAME | --token T]   one config for every board: live, or a rolling restart (admin)
   ews upgrade --url URL --bundle FILE [--user NAME | --token T]   a rolling upgrade to a signed release bundle, the master last (admin)
+  ews rollback --url URL [--user NAME | --token T]   every board back to its previous release, one at a time, the master last (admin)
   ews upgrade-guard --prefix DIR         before a start: judge the release on trial (go back after 3 starts that did not confirm it)`;
 
 const COMMANDS = [
@@ -51,6 +52,7 @@ const COMMANDS = [
   'handover',
   'config',
   'upgrade',
+  'rollback',
   'upgrade-guard',
   'help',
 ];
@@ -176,6 +178,8 @@ export async function main(argv: string[]): Promise<number> {
       return handoverCmd(values.to as string | undefined, values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'upgrade':
       return upgradeCmd(values.url as string | undefined, values.bundle as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
+    case 'rollback':
+      return rollbackCmd(values.url as string | undefined, values.user as string | undefined, (values.token as string | undefined) ?? process.env.EWS_TOKEN);
     case 'upgrade-guard': {
       // Run from the previous release before each start (the unit's ExecStartPre): judges a release on trial.
       if (!values.prefix) return fail('--prefix DIR is required');

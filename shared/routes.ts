@@ -60,6 +60,8 @@ export const ROUTES = [
     'upgrade',
     'a rolling upgrade to the signed release bundle in the body: each node in turn, the master last by handover; stops at a board that does not come back healthy',
   ),
+  r('POST', '/api/upgrade/rollback', 'admin', 'master', 'rollback', 'every board back to its previous release, the same way: one at a time, the master last'),
+  r('POST', '/api/cluster/rollback', 'public', 'board', 'rollback-apply', 'boards only: back to the previous release, asked by the master (a fresh request signed with the cluster key)'),
   r('POST', '/api/cluster/upgrade', 'public', 'board', 'upgrade-apply', 'boards only: a release bundle the master sends, signed with the cluster key (X-Ews-Bundle-Mac)'),
   r('POST', '/api/restore', 'admin', 'board', 'restore', 'merge a backup into every running board'),
   r('POST', '/api/alarms/{id}/ack', 'operator', 'board', 'alarm-ack', 'acknowledge an active alarm'),

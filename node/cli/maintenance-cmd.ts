@@ -97,7 +97,16 @@ export async function upgradeCmd(url: string | undefined, file: string | undefin
   } catch (e) {
     return fail(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  const answer = await adminPost(url, new URL('/api/upgrade', url), user, token, 3_600_000, { method: 'POST', body, type: 'application/octet-stream' });
+  return rolloutReport(await adminPost(url, new URL('/api/upgrade', url), user, token, 3_600_000, { method: 'POST', body, type: 'application/octet-stream' }));
+}
+
+/** `ews rollback --url URL`: every board back to its previous release, the same way. */
+export async function rollbackCmd(url: string | undefined, user: string | undefined, token: string | undefined): Promise<number> {
+  if (!url) return fail('--url URL is required (the master, or the cluster address)');
+  return rolloutReport(await adminPost(url, new URL('/api/upgrade/rollback', url), user, token, 3_600_000));
+}
+
+function rolloutReport(answer: Answer | number): number {
   if (typeof answer === 'number') return answer;
   process.stdout.write(`upgrade ${answer.from} → ${answer.to}${answer.stopped ? `: stopped at ${answer.stopped}` : ''}\n`);
   for (const [id, what] of Object.entries(answer.boards ?? {})) process.stdout.write(`  ${id}: ${what}\n`);

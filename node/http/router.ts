@@ -219,9 +219,12 @@ export class Router {
         case 'config-apply':
           return d.apply.route(req, res);
         case 'upgrade':
-          return d.upgrade.rollout.route(req, res, who?.user ?? null);
+        case 'rollback':
+          return d.upgrade.rollout.route(req, res, who?.user ?? null, own.handler);
         case 'upgrade-apply':
           return d.upgrade.board.route(req, res);
+        case 'rollback-apply':
+          return d.upgrade.board.rollbackRoute(req, res);
         case 'restore':
           return backupRoutes({ ...d, raw: d.running.raw }).restore(req, res);
         case 'alarm-ack': {

@@ -27,6 +27,8 @@ export const BUNDLE_MAC_HEADER = 'x-ews-bundle-mac';
 /** Starts on trial before the guard takes the board back to its previous release. */
 export const ATTEMPTS_MAX = 3;
 const PENDING = 'upgrade-pending.json';
+/** How far a rollback request's time may be from this board's (a replayed one is refused). */
+const FRESH_MS = 30_000;
 
 interface Pending {
   from: string;
@@ -100,14 +102,40 @@ export class UpgradeBoard {
 
   async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, BUNDLE_BYTES_MAX);
+    this.verify(req, body);
+    const out = this.take(body);
+    if (out.applied === 'restart') res.once('finish', () => setTimeout(() => this.d.exit!(), 20));
+    sendJson(res, 200, out);
+  }
+
+  /** POST /api/cluster/rollback: back to this board's previous release (the request fresh, signed with the cluster key). */
+  async rollbackRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, 1024);
+    this.verify(req, body);
+    const at = (JSON.parse(body.toString() || '{}') as { at?: unknown }).at;
+    if (typeof at !== 'number' || Math.abs(Date.now() - at) > FRESH_MS) throw new EwsError('FORBIDDEN', 'a rollback request must be fresh (its time within 30 s of this board’s)');
+    const out = this.rollBackHere();
+    if (out.applied === 'restart') res.once('finish', () => setTimeout(() => this.d.exit!(), 20));
+    sendJson(res, 200, out);
+  }
+
+  /** Switch to the previous release here (the caller exits into it). */
+  rollBackHere(): { board: string; from: string; to: string; applied: 'restart' } {
+    const { d } = this;
+    const prefix = releasePrefix(d.running.cfg);
+    if (!prefix || !d.exit) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} does not run from a releases layout under a supervisor`);
+    if (!rollBack(prefix)) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} has no previous release`);
+    confirm(prefix); // a known release: nothing on trial
+    d.log.info({ from: VERSION, to: currentRelease(prefix) }, 'rolled back: restarting into the previous release');
+    return { board: d.self.id, from: VERSION, to: currentRelease(prefix)!, applied: 'restart' };
+  }
+
+  private verify(req: IncomingMessage, body: Buffer): void {
     const mac = req.headers[BUNDLE_MAC_HEADER];
     const { cluster } = this.d.running.cfg;
     const ok =
       typeof mac === 'string' && /^[0-9a-f]{64}$/.test(mac) && [cluster.key, ...cluster.acceptKeys].some((k) => timingSafeEqual(Buffer.from(configMac(k, body), 'hex'), Buffer.from(mac, 'hex')));
     if (!ok) throw new EwsError('FORBIDDEN', 'a release comes only from the master, signed with the cluster key');
-    const out = this.take(body);
-    if (out.applied === 'restart') res.once('finish', () => setTimeout(() => this.d.exit!(), 20));
-    sendJson(res, 200, out);
   }
 
   /** Check, install and switch to the bundle's release here; throws (nothing touched) when it cannot. */

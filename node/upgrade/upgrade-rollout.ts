@@ -43,12 +43,14 @@ export class UpgradeRollout {
   private busy = false;
   constructor(private readonly d: RolloutDeps) {}
 
-  async route(req: IncomingMessage, res: ServerResponse, user: string | null): Promise<void> {
+  /** POST /api/upgrade (a bundle), or POST /api/upgrade/rollback (every board back to its previous release). */
+  async route(req: IncomingMessage, res: ServerResponse, user: string | null, kind: 'upgrade' | 'rollback'): Promise<void> {
     if (this.busy) throw new EwsError('PUSH_IN_PROGRESS', 'another upgrade (or config push) is under way');
     this.busy = true;
     let exitSelf = false;
     try {
-      const report = await this.roll(await readBody(req, BUNDLE_BYTES_MAX), user);
+      const body = await readBody(req, kind === 'upgrade' ? BUNDLE_BYTES_MAX : 1024);
+      const report = await this.roll(kind === 'upgrade' ? body : undefined, user);
       exitSelf = report.master === 'restarting into the new release';
       sendJson(res, 200, report);
     } finally {
@@ -62,20 +64,23 @@ export class UpgradeRollout {
       });
   }
 
-  private async roll(body: Buffer, user: string | null) {
+  /** `body`: the bundle; none: a rollback (each board to its own previous release). */
+  private async roll(body: Buffer | undefined, user: string | null) {
     const { d } = this;
     const cfg = d.running.cfg;
-    const key = parsePublicKey(cfg.upgrade.publicKey);
-    if (typeof key === 'string') throw new EwsError('UPGRADE_NOT_POSSIBLE', `upgrade.publicKey ${cfg.upgrade.publicKey === undefined ? 'is not set' : key}`);
-    let to: string;
-    try {
-      // Every check but the architecture: each board checks its own.
-      to = openBundle(body, key, undefined).manifest.version;
-    } catch (e) {
-      throw new EwsError('BAD_BUNDLE', `${(e as Error).message}; no board was touched`);
+    let to = 'each board’s previous release';
+    if (body) {
+      const key = parsePublicKey(cfg.upgrade.publicKey);
+      if (typeof key === 'string') throw new EwsError('UPGRADE_NOT_POSSIBLE', `upgrade.publicKey ${cfg.upgrade.publicKey === undefined ? 'is not set' : key}`);
+      try {
+        // Every check but the architecture: each board checks its own.
+        to = openBundle(body, key, undefined).manifest.version;
+      } catch (e) {
+        throw new EwsError('BAD_BUNDLE', `${(e as Error).message}; no board was touched`);
+      }
     }
     const record = (text: string, status = 200) => d.operator().record('command', { user, subject: 'upgrade', status, text: text.slice(0, 200) });
-    record(`upgrade from ${VERSION} to ${to} started`);
+    record(`${body ? 'upgrade' : 'rollback'} from ${VERSION} to ${to} started`);
     const boards: Record<string, string> = {};
     const t = d.mirror.table;
     const deps = { cfg, mirror: d.mirror, operator: d.operator };
@@ -92,21 +97,23 @@ export class UpgradeRollout {
       }
       const started = Date.now();
       await drainBoard(deps, b.index, true, user);
-      const sent = await this.send(b, body);
+      const sent = body ? await this.send(b, '/api/cluster/upgrade', body) : await this.send(b, '/api/cluster/rollback', Buffer.from(JSON.stringify({ at: Date.now() })));
       let outcome = sent;
-      if (sent === 'restart') {
-        const h = await this.back(b, to, started);
-        outcome = h === true ? `upgraded in ${Date.now() - started} ms` : h;
+      if (sent.startsWith('restart ')) {
+        const version = sent.slice('restart '.length);
+        const h = await this.back(b, version, started);
+        outcome = h === true ? `${body ? 'upgraded' : 'rolled back'} to ${version} in ${Date.now() - started} ms` : h;
       }
       await drainBoard(deps, b.index, false, user);
       boards[b.id] = outcome;
-      record(`${b.id}: ${outcome}`, outcome.startsWith('upgraded') || outcome.startsWith('already') ? 200 : 500);
-      if (!outcome.startsWith('upgraded') && !outcome.startsWith('already')) stopped = `${b.id}: ${outcome}`;
+      const ok = /^(upgraded|rolled back|already)/.test(outcome);
+      record(`${b.id}: ${outcome}`, ok ? 200 : 500);
+      if (!ok) stopped = `${b.id}: ${outcome}`;
     }
     let master = 'kept its release: the rollout stopped';
     if (!stopped) {
       try {
-        const here = d.board.take(body);
+        const here = body ? d.board.take(body) : d.board.rollBackHere();
         master = here.applied === 'restart' ? 'restarting into the new release' : 'already on it';
       } catch (e) {
         master = `refused: ${(e as Error).message}`;
@@ -134,19 +141,20 @@ export class UpgradeRollout {
     return seen ? `came back on ${seen}: its new release did not prove healthy and it went back by itself; the rollout stopped` : `not back within upgrade.healthS + 10 s; the rollout stopped`;
   }
 
-  private async send(b: BoardConfig, body: Buffer): Promise<string> {
+  /** One board's answer: `restart <version>`, or why not. */
+  private async send(b: BoardConfig, path: string, body: Buffer): Promise<string> {
     const { d } = this;
     try {
       const r = await requestBoard(b, d.tls, {
         method: 'POST',
-        path: '/api/cluster/upgrade',
+        path,
         headers: { 'content-type': 'application/octet-stream', [BUNDLE_MAC_HEADER]: configMac(d.running.cfg.cluster.key, body) },
         body,
         timeoutMs: 60_000,
         answerBytesMax: 64 * 1024,
       });
-      const a = JSON.parse(r.body.toString() || '{}') as { applied?: string; error?: { message?: string } };
-      if (r.status === 200) return a.applied === 'restart' ? 'restart' : 'already on it';
+      const a = JSON.parse(r.body.toString() || '{}') as { applied?: string; to?: string; error?: { message?: string } };
+      if (r.status === 200) return a.applied === 'restart' ? `restart ${a.to}` : 'already on it';
       return `refused (${r.status}): ${a.error?.message ?? ''}`;
     } catch (e) {
       return `unreachable: ${(e as Error).message}`;

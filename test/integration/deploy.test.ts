@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -51,23 +51,25 @@ describe('deploy', () => {
 
   test('install lays out the bundle, content trees, runtime packages, config, board id and unit', () => {
     for (const f of [
-      'opt/ews/ews.js',
-      'opt/ews/site/3/index.html',
-      'opt/ews/site/1/app.js',
-      'opt/ews/node_modules/serialport/package.json',
-      'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm',
-      'opt/ews/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64',
+      'opt/ews/current/ews.js',
+      'opt/ews/current/release.json',
+      'opt/ews/current/site/3/index.html',
+      'opt/ews/current/site/1/app.js',
+      'opt/ews/current/node_modules/serialport/package.json',
+      'opt/ews/current/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm',
+      'opt/ews/current/node_modules/@serialport/bindings-cpp/prebuilds/linux-arm64',
       'etc/ews/cluster.json',
       'etc/systemd/system/ews.service',
     ]) {
       assert.ok(existsSync(join(root, f)), f);
     }
-    assert.equal(existsSync(join(root, 'opt/ews/node_modules/typescript')), false, 'no dev tools on a board');
-    assert.equal(existsSync(join(root, 'opt/ews/node_modules/tsx')), false);
-    assert.equal(existsSync(join(root, 'opt/ews/node_modules/@types')), false, 'no type declarations');
+    assert.equal(readlinkSync(join(root, 'opt/ews/current')), 'releases/0.1.0', 'the unit runs a release through the current link');
+    assert.equal(existsSync(join(root, 'opt/ews/current/node_modules/typescript')), false, 'no dev tools on a board');
+    assert.equal(existsSync(join(root, 'opt/ews/current/node_modules/tsx')), false);
+    assert.equal(existsSync(join(root, 'opt/ews/current/node_modules/@types')), false, 'no type declarations');
     // What is left still loads: the MQTT client (lazily imported by a board with mqtt.url) and serialport.
     const load = spawnSync(process.execPath, ['-e', "Promise.all([import('mqtt'), import('serialport')]).then(([m, s]) => console.log(typeof m.connect, typeof s.SerialPort))"], {
-      cwd: join(root, 'opt/ews'),
+      cwd: join(root, 'opt/ews/current'),
       encoding: 'utf8',
     });
     assert.equal(load.stdout.trim(), 'function function', load.stderr);
@@ -93,9 +95,9 @@ describe('deploy', () => {
     if (process.getuid?.() === 0) assert.deepEqual([st.uid, st.gid], [0, 101]);
     else assert.match(String(install.stderr), /could not give .* to group ews/);
     // /usr/local/bin/ews runs the installed bundle (at /opt/ews on the board) with the chosen Node.
-    assert.equal(readFileSync(join(root, 'usr/local/bin/ews'), 'utf8'), `#!/bin/sh\nexec ${process.execPath} /opt/ews/ews.js "$@"\n`);
+    assert.equal(readFileSync(join(root, 'usr/local/bin/ews'), 'utf8'), `#!/bin/sh\nexec ${process.execPath} /opt/ews/current/ews.js "$@"\n`);
     assert.equal(statSync(join(root, 'usr/local/bin/ews')).mode & 0o755, 0o755);
-    const ews = spawnSync(process.execPath, [join(root, 'opt/ews/ews.js'), '--help'], { encoding: 'utf8' });
+    const ews = spawnSync(process.execPath, [join(root, 'opt/ews/current/ews.js'), '--help'], { encoding: 'utf8' });
     assert.equal(ews.status, 0);
     assert.match(ews.stdout, /usage:/);
     // Installing again changes nothing in the user database.
@@ -111,8 +113,8 @@ describe('deploy', () => {
       const r = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', arm, '--node', '/usr/local/bin/node'], { encoding: 'utf8', timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stderr, /note: \/usr\/local\/bin\/node is not in the image/);
-      assert.ok(readFileSync(join(arm, 'etc/systemd/system/ews.service'), 'utf8').includes('ExecStart=/usr/local/bin/node /opt/ews/ews.js start'));
-      assert.equal(readFileSync(join(arm, 'usr/local/bin/ews'), 'utf8'), '#!/bin/sh\nexec /usr/local/bin/node /opt/ews/ews.js "$@"\n');
+      assert.ok(readFileSync(join(arm, 'etc/systemd/system/ews.service'), 'utf8').includes('ExecStart=/usr/local/bin/node /opt/ews/current/ews.js start'));
+      assert.equal(readFileSync(join(arm, 'usr/local/bin/ews'), 'utf8'), '#!/bin/sh\nexec /usr/local/bin/node /opt/ews/current/ews.js "$@"\n');
       const relative = spawnSync('bash', [join(ROOT, 'deploy/install.sh'), '--config', example, '--board', 'ews2', '--root', arm, '--node', 'node'], { encoding: 'utf8', timeout: 120_000 });
       assert.equal(relative.status, 2);
       assert.match(relative.stderr, /--node must be an absolute path/);
@@ -144,7 +146,7 @@ describe('deploy', () => {
       assert.ok(unit.includes(`\n${line}\n`), line);
     }
     assert.ok(unit.includes(`Environment="NODE_OPTIONS=${BOARD_NODE_FLAGS.join(' ')}"`), 'the same V8 flags as shared/node-flags.ts');
-    assert.ok(unit.includes(`ExecStart=${process.execPath} /opt/ews/ews.js start`));
+    assert.ok(unit.includes(`ExecStart=${process.execPath} /opt/ews/current/ews.js start`));
     const v = spawnSync('systemd-analyze', ['verify', join(root, 'etc/systemd/system/ews.service')], { encoding: 'utf8' });
     if (v.error) return; // systemd-analyze not on this machine
     assert.doesNotMatch(`${v.stdout}${v.stderr}`, /ews\.service:\d+/, 'systemd-analyze finds nothing wrong in the unit');
@@ -189,7 +191,7 @@ describe('deploy', () => {
     let heard = '';
     listener.stdout!.on('data', (d) => (heard += d.toString()));
     await waitFor('notify listener', async () => heard.includes('listening'));
-    const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/ews.js'), 'start', '--config', cfgFile, '--board', 'b1'], {
+    const board = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(root, 'opt/ews/current/ews.js'), 'start', '--config', cfgFile, '--board', 'b1'], {
       cwd: dir,
       stdio: 'ignore',
       // As systemd's StateDirectory=ews gives it (the config names no stateDir).

@@ -1,9 +1,9 @@
 // A rolling upgrade of three boards, each run from a releases layout by a supervisor that starts
 // it again whenever it exits (as systemd's Restart does) after running the previous release's
 // guard (the unit's ExecStartPre). The built bundle is installed first; then an upgrade to a second
-// bundle of the same code (its version raised) under keyed requests; then a bundle whose board
-// dies at start: that board goes back by itself and the rollout stops; then a tampered bundle is
-// refused before any board is touched.
+// bundle of the same code (its version raised) under keyed requests; a rollback to the release
+// before; then a bundle whose board dies at start: that board goes back by itself and the rollout
+// stops; then a tampered bundle is refused before any board is touched.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -71,12 +71,14 @@ describe('rolling upgrade under supervisors', () => {
     for (const u of urls) out.push(((await httpGet(`${u}/api/cluster`, { timeoutMs: 2000 })).text.match(/"version":"([^"]+)"/g) ?? []).join(','));
     return out;
   };
-  const upgrade = async (file: string) => {
+  const upgrade = async (file: string | undefined) => {
     for (const i of [0, 1, 2]) {
       const v = await view(i).catch(() => undefined);
       if (!v?.master) continue;
       const m = ids.indexOf(v.master);
-      const r = await fetch(`${urls[m]}/api/upgrade`, { method: 'POST', body: readFileSync(file), headers: { 'content-type': 'application/octet-stream' }, signal: AbortSignal.timeout(300_000) });
+      const r = file
+        ? await fetch(`${urls[m]}/api/upgrade`, { method: 'POST', body: readFileSync(file), headers: { 'content-type': 'application/octet-stream' }, signal: AbortSignal.timeout(300_000) })
+        : await fetch(`${urls[m]}/api/upgrade/rollback`, { method: 'POST', signal: AbortSignal.timeout(300_000) });
       return { status: r.status, json: (await r.json()) as Record<string, any> }; // any: JSON read freely
     }
     throw new Error('no master');
@@ -178,12 +180,18 @@ describe('rolling upgrade under supervisors', () => {
     for (const id of ids) assert.equal(readlinkSync(join(prefix(id), 'previous')), join('releases', '0.1.0'));
   });
 
+  test('a rollback takes every board back to its previous release, the master last', async () => {
+    const r = await upgrade(undefined);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.stopped, null, JSON.stringify(r.json));
+    await allOn('0.1.0');
+  });
   test('a bundle whose board dies at start: that board goes back by itself, the rollout stops, the cluster serves', async () => {
     const r = await upgrade(bundles['0.3.0']!);
     assert.equal(r.status, 200, JSON.stringify(r.json));
-    assert.match(String(r.json.stopped), /came back on 0\.2\.0/, JSON.stringify(r.json));
+    assert.match(String(r.json.stopped), /came back on 0\.1\.0/, JSON.stringify(r.json));
     assert.match(r.json.master, /kept its release/);
-    await allOn('0.2.0');
+    await allOn('0.1.0');
     assert.equal((await httpGet(`${urls[0]}/cgi-bin/echo?ms=1`)).status, 200);
     assert.ok(!(await versions()).some((v) => v.includes('0.3.0')));
     for (const id of ids) assert.ok(!existsSync(join(prefix(id), 'releases', '0.3.0')), `${id}: the failed release is gone`);
@@ -197,6 +205,6 @@ describe('rolling upgrade under supervisors', () => {
     const r = await upgrade(file);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.code, 'BAD_BUNDLE');
-    await allOn('0.2.0');
+    await allOn('0.1.0');
   });
 });
