@@ -1,11 +1,10 @@
-// Reading the config file: the one place the config is raw JSON. parseConfig (shared/) checks it
-// into a typed, frozen Config; nothing after this sees the file.
-
-import { randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// The config file: the one place the config is raw JSON. parseConfig (shared/) checks it into a
+// typed, frozen Config; nothing after this sees the file. A pushed config is written here too.
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, parseConfig } from '../../shared/config.ts';
 import type { Config } from '../../shared/config-types.ts';
+import { writeDurably } from '../state/boot-epoch.ts';
 
 /** The file as JSON, after loadConfig accepted it (a backup carries it, secrets left out). */
 export function rawConfig(file: string): unknown {
@@ -55,22 +54,6 @@ export function bootConfig(file: string, stateDir: string | undefined, boardId: 
  * the directory synced. A power cut leaves either the old file or the new one, never half of one.
  */
 export function writeConfigFile(file: string, text: string): void {
-  const dir = dirname(file);
-  // Its own name: boards that share a file (a test's) never rename each other's half-written one.
-  const tmp = join(dir, `.${basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.next`);
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
   if (existsSync(file)) copyFileSync(file, `${file}.prev`);
-  renameSync(tmp, file);
-  const d = openSync(dir, 'r');
-  try {
-    fsyncSync(d);
-  } finally {
-    closeSync(d);
-  }
+  writeDurably(file, text);
 }
