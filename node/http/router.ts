@@ -64,6 +64,9 @@ function hostName(header: string | undefined): string | undefined {
   return m ? m[1]!.toLowerCase() : undefined;
 }
 
+/** How often a request that waits for a master (mastership moving) looks again. */
+const MASTER_POLL_MS = 5;
+
 export class Router {
   private readonly securityHeaders: ReadonlyArray<[string, string]>;
   /** The same, as the lines the lean intake writes (made once). */
@@ -249,7 +252,13 @@ export class Router {
     const body = await readBody(req, d.cfg.limits.bodyBytesMax);
     if (this.queue(req, res, path, body)) return;
     // Not the master: pass it on, once. A request that was already passed on is not bounced again.
-    if (req.headers['x-ews-via'] !== undefined || mirror.master < 0) throw new EwsError('NO_MASTER');
+    // The moment mastership moves (a handover, a takeover) no master is known here, or one passed
+    // it here before this board has taken over: the request waits for it, within Tmax.
+    const via = req.headers['x-ews-via'] !== undefined;
+    const settled = () => mirror.role === 'master' || (!via && mirror.master >= 0);
+    for (const end = Date.now() + d.cfg.cluster.tmaxMs; !settled() && Date.now() < end && !d.closing(); ) await new Promise((r) => setTimeout(r, MASTER_POLL_MS));
+    if (this.queue(req, res, path, body)) return;
+    if (via || mirror.master < 0) throw new EwsError('NO_MASTER');
     d.relay.relay(mirror.master, req, res, body);
   }
 }
