@@ -1,7 +1,6 @@
 // UDP sequence numbers are (epoch, counter); the epoch must grow on every boot so peers never
 // mistake a rebooted board's packets for replays. With a state dir it survives a clock that
 // starts in 1970 (boards without an RTC); without one it is the wall clock in ms.
-import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -22,8 +21,7 @@ export function nextBootEpoch(stateDir: string | undefined, boardId: string, wal
 
 /** Write, fsync, rename over the old file, fsync the directory: after a power cut the file holds the old value or the new one, never nothing. */
 export function writeDurably(file: string, text: string): void {
-  // Its own name: two writers of one file (boards sharing a test's config) never rename each other's half-written one.
-  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = `${file}.tmp`;
   const fd = openSync(tmp, 'w', 0o600);
   try {
     writeSync(fd, text);
