@@ -269,8 +269,12 @@ export class DispatchCore<P> {
 
   private readonly sizeOf = (cls: number): number => this.scheduler.size(cls);
 
+  /** A planned handover: nothing new is dispatched before this time (what waits goes to the next master). */
+  pausedUntilMs = -Infinity;
+
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
+    if (nowMs < this.pausedUntilMs) return out;
     for (;;) {
       this.passOpen = null;
       const job = this.scheduler.take(nowMs, this.canRunJob);

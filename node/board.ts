@@ -120,7 +120,7 @@ export class Board {
     const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
     const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, intake, tls, log, restart });
     const upBoard = new UpgradeBoard({ running, self, log, exit: opts.exit });
-    const upgrade = { board: upBoard, rollout: new UpgradeRollout({ running, self, mirror, health: () => reactions.health, operator, board: upBoard, tls, log, exit: opts.exit }) };
+    const upgrade = { board: upBoard, rollout: new UpgradeRollout({ running, self, mirror, health: () => reactions.health, operator, board: upBoard, intake, tls, log, exit: opts.exit }) };
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();

@@ -22,6 +22,8 @@ export interface DrainDeps {
   cfg: Config;
   mirror: ClusterMirror;
   operator(): OperatorState;
+  /** A handover: hold the master's dispatch for `ms` (0: go on), so no frame goes out in a term the boards are leaving. */
+  pause?(ms: number): void;
 }
 
 type Answer = Parameters<typeof sendJson>[0];
@@ -100,11 +102,13 @@ export async function handOverTo(d: DrainDeps, named: string | null, user: strin
   }
   const from = cfg.boards[self]!.id;
   const started = performance.now();
+  d.pause?.(HANDOVER_WAIT_MS);
   mirror.handOver(to);
   const until = Date.now() + HANDOVER_WAIT_MS;
   while (mirror.master !== to && Date.now() < until) await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
   const ms = Math.round(performance.now() - started);
   const id = cfg.boards[to]!.id;
+  if (mirror.master !== to) d.pause?.(0);
   if (mirror.master !== to)
     throw new EwsError('NO_SUCCESSOR', `board ${id} did not take over within ${HANDOVER_WAIT_MS} ms; ${mirror.role === 'master' ? 'this board is still master' : 'the cluster is electing'}`);
   d.operator().record('master', { user, subject: id, status: 200, text: `handed over from ${from} to ${id} in ${ms} ms` });

@@ -136,12 +136,12 @@ export class ConfigPush {
   private async retuneHere(user: string | null): Promise<string> {
     const { d } = this;
     const idle = async (ms: number) => {
-      for (const end = Date.now() + ms; !d.intake.retuned && Date.now() < end; ) await sleep(POLL_MS);
-      return d.intake.retuned;
+      for (const end = Date.now() + ms; !d.intake.retuned() && Date.now() < end; ) await sleep(POLL_MS);
+      return d.intake.retuned();
     };
     if (await idle(RETUNE_WAIT_MS)) return 'applied live';
     try {
-      const h = await handOverTo({ cfg: d.running.cfg, mirror: d.mirror, operator: d.operator }, null, user);
+      const h = await handOverTo({ cfg: d.running.cfg, mirror: d.mirror, operator: d.operator, pause: (ms) => d.intake.pauseDispatch(ms) }, null, user);
       return (await idle(d.running.cfg.limits.requestTimeoutMs))
         ? `applied live, after handing the cluster to ${h.to} (its queue was never empty)`
         : 'applied live; its dispatch core is made again once its last request is answered';
@@ -211,7 +211,7 @@ export class ConfigPush {
   private async handOnAndRestart(user: string | null): Promise<void> {
     const { d } = this;
     try {
-      await handOverTo({ cfg: d.running.cfg, mirror: d.mirror, operator: d.operator }, null, user);
+      await handOverTo({ cfg: d.running.cfg, mirror: d.mirror, operator: d.operator, pause: (ms) => d.intake.pauseDispatch(ms) }, null, user);
     } catch (e) {
       d.log.warn({ err: (e as Error).message }, 'no board took the cluster before the restart: a failover follows');
     }

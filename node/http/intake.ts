@@ -105,24 +105,23 @@ export class Intake {
 
   private startPeriod(cfg: Config): void {
     clearInterval(this.periodTimer);
-    this.periodTimer = undefined;
-    if (this.dispatch.periodic) this.periodTimer = setInterval(() => this.run(this.dispatch.period(this.d.clock.now())), cfg.qos.periodMs).unref();
+    this.periodTimer = this.dispatch.periodic ? setInterval(() => this.run(this.dispatch.period(this.d.clock.now())), cfg.qos.periodMs).unref() : undefined;
   }
 
-  /**
-   * A pushed config's QoS and classes, live: a new dispatch core, made the first moment this one
-   * holds nothing (no request queued or running), so no request is lost or counted twice. A
-   * node's is idle; a busy master's waits (a push hands the cluster on so it empties).
-   */
+  /** A pushed config's QoS and classes, live: a new dispatch core the first moment this one holds no request (none lost or counted twice). */
   retune(next: Config): void {
     this.retuneTo = next;
     this.retuneIfIdle();
   }
 
-  /** Whether the last retune has been made. */
-  get retuned(): boolean {
-    return this.retuneTo === undefined;
+  /** A planned handover: dispatch nothing new for `ms` (0: go on); what waits is passed to the next master when this one steps down. */
+  pauseDispatch(ms: number): void {
+    this.dispatch.pausedUntilMs = this.d.clock.now() + ms;
+    if (ms === 0) this.pump();
   }
+
+  /** Whether the last retune has been made. */
+  readonly retuned = (): boolean => this.retuneTo === undefined;
 
   private retuneIfIdle(): void {
     const next = this.retuneTo;

@@ -242,7 +242,7 @@ export class Router {
           return drainRoute({ cfg: d.running.cfg, mirror, operator: d.operator }, path, who?.user ?? null, res);
         case 'handover':
           await readBody(req, d.cfg.limits.bodyBytesMax);
-          return handoverRoute({ cfg: d.running.cfg, mirror, operator: d.operator }, new URL(url, 'http://board'), who?.user ?? null, res);
+          return handoverRoute({ cfg: d.running.cfg, mirror, operator: d.operator, pause: (ms) => d.intake.pauseDispatch(ms) }, new URL(url, 'http://board'), who?.user ?? null, res);
         default: {
           const unanswered: never = own;
           throw new Error(`no answer for ${JSON.stringify(unanswered)}`);

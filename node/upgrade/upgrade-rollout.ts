@@ -16,6 +16,7 @@ import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { configMac } from '../config/config-apply.ts';
 import type { RunningConfig } from '../config/running-config.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
+import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import type { TlsMaterial } from '../tls-material.ts';
@@ -31,6 +32,7 @@ export interface RolloutDeps {
   health(): HealthBook;
   operator(): OperatorState;
   board: UpgradeBoard;
+  intake: Intake;
   tls: TlsMaterial | undefined;
   log: Logger;
   /** Stop and exit into the new release. */
@@ -58,7 +60,7 @@ export class UpgradeRollout {
     }
     if (exitSelf)
       res.once('finish', () => {
-        void handOverTo({ cfg: this.d.running.cfg, mirror: this.d.mirror, operator: this.d.operator }, null, user)
+        void handOverTo({ cfg: this.d.running.cfg, mirror: this.d.mirror, operator: this.d.operator, pause: (ms) => this.d.intake.pauseDispatch(ms) }, null, user)
           .catch((e: unknown) => this.d.log.warn({ err: (e as Error).message }, 'no board took the cluster before the upgrade: a failover follows'))
           .then(() => this.d.exit?.());
       });

@@ -155,13 +155,17 @@ describe('planned handover', () => {
     // Load through b1 (the old master: it relays once it is a node) while the master changes.
     let stop = false;
     const statuses: number[] = [];
+    const refusals: string[] = [];
     const load = (async () => {
       let n = 0;
       while (!stop) {
         const batch = await Promise.all(
           Array.from({ length: 8 }, (_, i) =>
             fetch(`${u(0)}/cgi-bin/echo?ms=20&n=${n++}-${i}`, { headers: { authorization: `Bearer ${token}`, 'idempotency-key': `k${n}-${i}` }, signal: AbortSignal.timeout(10_000) }).then(
-              (r) => r.status,
+              async (r) => {
+                if (r.status !== 200) refusals.push(`${r.status} ${r.headers.get('x-ews-board')} ${await r.text()}`);
+                return r.status;
+              },
               () => 0,
             ),
           ),
@@ -181,7 +185,7 @@ describe('planned handover', () => {
     assert.deepEqual(
       statuses.filter((s) => s !== 200),
       [],
-      `every request answered 200 (${statuses.length}); the handover took ${answer.ms} ms`,
+      `every request answered 200 (${statuses.length}); the handover took ${answer.ms} ms; ${refusals.join('; ')}`,
     );
     for (const i of [0, 1, 2]) {
       const v = await getJson<{ master: string; term: number; boards: Array<{ id: string; runstate: number }> }>(`${u(i)}/api/cluster`, c.headers);
