@@ -29,6 +29,11 @@ export const CONFIG_MAC_HEADER = 'x-ews-config-mac';
 
 export const configMac = (key: Buffer, body: Buffer): string => createHmac('sha256', key).update(body).digest('hex');
 
+/** Whether `mac` (a header's value) is the body's HMAC under the cluster key or a key it accepts: what the master sends a board (a config, a release). */
+export function fromMaster(cluster: Config['cluster'], body: Buffer, mac: string | string[] | undefined): boolean {
+  return typeof mac === 'string' && /^[0-9a-f]{64}$/.test(mac) && [cluster.key, ...cluster.acceptKeys].some((k) => timingSafeEqual(Buffer.from(configMac(k, body), 'hex'), Buffer.from(mac, 'hex')));
+}
+
 /** A config as JSON text, checked whole: every problem named, or the typed config. */
 export function checkConfig(text: Buffer | string): { raw: Record<string, unknown>; next: Config } {
   let raw: unknown;
@@ -91,11 +96,7 @@ export class ConfigApply {
   /** The route: the master's signed push. The answer goes out before a restart begins. */
   async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, CONFIG_BYTES_MAX);
-    const mac = req.headers[CONFIG_MAC_HEADER];
-    const { cluster } = this.d.running.cfg;
-    const ok =
-      typeof mac === 'string' && /^[0-9a-f]{64}$/.test(mac) && [cluster.key, ...cluster.acceptKeys].some((k) => timingSafeEqual(Buffer.from(configMac(k, body), 'hex'), Buffer.from(mac, 'hex')));
-    if (!ok) throw new EwsError('FORBIDDEN', 'a config comes only from the master, signed with the cluster key');
+    if (!fromMaster(this.d.running.cfg.cluster, body, req.headers[CONFIG_MAC_HEADER])) throw new EwsError('FORBIDDEN', 'a config comes only from the master, signed with the cluster key');
     const out = this.take(body);
     if (out.applied === 'restart') res.once('finish', () => setTimeout(() => this.d.restart!(), 20));
     sendJson(res, 200, out);

@@ -7,14 +7,13 @@
 // the previous release and the board exits again. A release that dies before it can judge itself
 // is judged by the guard, run from the previous release before every start (`ews upgrade-guard`):
 // after ATTEMPTS_MAX starts on trial, it goes back.
-import { timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { BUNDLE_BYTES_MAX, openBundle, parsePublicKey } from '../../shared/bundle.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
-import { configMac } from '../config/config-apply.ts';
+import { fromMaster } from '../config/config-apply.ts';
 import type { RunningConfig } from '../config/running-config.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
 import type { Logger } from '../log.ts';
@@ -131,11 +130,7 @@ export class UpgradeBoard {
   }
 
   private verify(req: IncomingMessage, body: Buffer): void {
-    const mac = req.headers[BUNDLE_MAC_HEADER];
-    const { cluster } = this.d.running.cfg;
-    const ok =
-      typeof mac === 'string' && /^[0-9a-f]{64}$/.test(mac) && [cluster.key, ...cluster.acceptKeys].some((k) => timingSafeEqual(Buffer.from(configMac(k, body), 'hex'), Buffer.from(mac, 'hex')));
-    if (!ok) throw new EwsError('FORBIDDEN', 'a release comes only from the master, signed with the cluster key');
+    if (!fromMaster(this.d.running.cfg.cluster, body, req.headers[BUNDLE_MAC_HEADER])) throw new EwsError('FORBIDDEN', 'a release comes only from the master, signed with the cluster key');
   }
 
   /** Check, install and switch to the bundle's release here; throws (nothing touched) when it cannot. */

@@ -115,13 +115,16 @@ describe('config push', () => {
       pids,
       'no board restarted',
     );
-    const view = await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers);
-    await waitFor(
+    // HEALTH carries the new version: /api/cluster shows it for all three boards.
+    const view = await waitFor(
       'HEALTH carries version 1',
-      async () => (await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers)).boards.every((b) => b.configVersion === 1),
+      async () => {
+        const v = await getJson<{ boards: Array<{ configVersion: number }> }>(`${u(0)}/api/cluster`, c.headers);
+        return v.boards.every((b) => b.configVersion === 1) && v;
+      },
       8000,
     );
-    assert.ok(view.boards.length === 3);
+    assert.equal(view.boards.length, 3);
   });
 
   test('a change that needs a restart rolls through the boards, the master last by handover; a second push meanwhile gets 409', async () => {
