@@ -52,10 +52,6 @@ export class ConfigPush {
 
   constructor(private readonly d: PushDeps) {}
 
-  get pushing(): boolean {
-    return this.busy;
-  }
-
   async route(req: IncomingMessage, res: ServerResponse, user: string | null): Promise<void> {
     if (this.busy) throw new EwsError('PUSH_IN_PROGRESS');
     this.busy = true;
