@@ -104,7 +104,8 @@ export class Board {
     const executor = new Executor(cfg, self, mirror, handlers, metrics, mirror.bootEpoch);
     const limits = linkLimits(cfg, opts.tls !== undefined);
     const [boardsNow, devicesNow] = [() => running.cfg.boards, () => running.cfg.devices];
-    const dispatch = new DispatchClient(boardsNow, frames, l.headersTimeoutMs, (reason) => linkDrops.inc({ reason }), limits.requestBytesMax, opts.tls);
+    const dropLink = (reason: string) => linkDrops.inc({ reason });
+    const dispatch = new DispatchClient(boardsNow, frames, l.headersTimeoutMs, dropLink, limits.requestBytesMax, (b) => mirror.protocolOf(b), opts.tls);
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
     const programBoards = (n: string): readonly number[] | undefined => reactions.programs.boardsWith(n);
     const intakeDeps = { cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store, programBoards, devices: devicesNow };
@@ -131,8 +132,8 @@ export class Board {
     const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls });
     const known = (user: string) => guard.users.some((u) => u.name === user);
     sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));
-    const serveFrames = (sock: Socket, rest: Buffer) =>
-      serveLink(sock, rest, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: (reason) => linkDrops.inc({ reason }) }, 2 * l.inFlightPerBoardMax, limits);
+    const serveFrames = (sock: Socket, rest: Buffer, version: number) =>
+      serveLink(sock, rest, version, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: dropLink }, 2 * l.inFlightPerBoardMax, limits);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);
     this.devices = devices;
     this.directory = directory;

@@ -1,6 +1,7 @@
 // The dispatch link's wire format: how the master hands a request to a board and gets the answer
 // back, over one long-lived TCP connection per board pair (on the board's HTTP port; the first
-// byte, LINK_MAGIC, is not a letter, so no HTTP request starts with it). Binary, length-prefixed,
+// byte, LINK_HELLO then the protocol version, or LINK_MAGIC for protocol 1, is not a letter, so no
+// HTTP request starts with it; the master opens in the version the board speaks). Binary, length-prefixed,
 // every frame tagged with HMAC-SHA256 (cluster key), so a frame cannot be forged or altered.
 //
 //   frame  = u32 length | u8 type | fields… | tag[16]          (length counts what follows it)
@@ -21,7 +22,13 @@
 // board's UDP packets): a frame replayed to another board, or to a restarted one, is refused.
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
+/** A link in protocol 1: the magic byte, then frames. */
 export const LINK_MAGIC = 0xe5;
+/** A link from protocol 2 on: this byte, the version (shared/protocol.ts), then frames. */
+export const LINK_HELLO = 0xe6;
+
+/** The bytes that open a link in protocol `version`. */
+export const linkOpening = (version: number): Buffer => (version <= 1 ? Buffer.of(LINK_MAGIC) : Buffer.of(LINK_HELLO, version));
 export const TAG_BYTES = 16;
 const EPOCH_MAX = 2 ** 48 - 1;
 const TYPE_REQUEST = 1;

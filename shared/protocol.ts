@@ -2,7 +2,7 @@
 //
 //  off size field
 //    0    2 magic "EW"
-//    2    1 version (1)
+//    2    1 version (2; see PROTOCOL_VERSION)
 //    3    1 type (1 STATE, 2 ACK, 3 REPORT, 4 JOIN, 5 DEVICE, 6 IDEM, 7 REVOKE, 8 HEALTH, 9 LOG, 10 PROGRAMS, 11 HANDOVER)
 //    4    8 cluster id = sha256(cluster.name)[0..8]
 //   12    1 sender board index
@@ -14,7 +14,15 @@
 // 29+n   32 HMAC-SHA256(key, bytes 0..29+n)
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-export const PROTOCOL_VERSION = 1;
+/**
+ * The protocol this release speaks. A board reads packets of its own version and of the one before
+ * (PROTOCOL_OLDEST) and writes the lowest version its live peers speak, so a cluster half-way
+ * through an upgrade is one cluster; a packet two versions apart is dropped ('version').
+ * 1: the first. 2: the dispatch link opens with LINK_HELLO and its version (shared/dispatch-frame.ts);
+ * HEALTH says the highest version its board speaks (`protocol`). Packets are laid out as in 1.
+ */
+export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_OLDEST = PROTOCOL_VERSION - 1;
 const MAGIC0 = 0x45; // 'E'
 const MAGIC1 = 0x57; // 'W'
 export const HEADER_BYTES = 29;
@@ -57,18 +65,23 @@ export interface Envelope {
   epoch: number;
   counter: number;
 }
+/** A decoded packet's envelope and the protocol version it was written in. */
+export interface ReadEnvelope extends Envelope {
+  version: number;
+}
 
 export const DROP_REASONS = ['source', 'truncated', 'oversized', 'garbage', 'version', 'cluster', 'length', 'auth', 'sender', 'malformed', 'replay'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-export type Decoded = { ok: true; msg: Message; env: Envelope } | { ok: false; reason: DropReason };
+export type Decoded = { ok: true; msg: Message; env: ReadEnvelope } | { ok: false; reason: DropReason };
 
 export function clusterId(name: string): Buffer {
   return createHash('sha256').update(`ews-cluster:${name}`).digest().subarray(0, 8);
 }
 
 export interface Codec {
-  encode(msg: Message, env: Envelope): Buffer;
+  /** `version`: the protocol to write (PROTOCOL_OLDEST..PROTOCOL_VERSION; the layout is the same, the byte says which). */
+  encode(msg: Message, env: Envelope, version?: number): Buffer;
   decode(buf: Buffer): Decoded;
 }
 
@@ -116,12 +129,13 @@ export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[];
     }
   }
 
-  function encode(msg: Message, env: Envelope): Buffer {
+  function encode(msg: Message, env: Envelope, version = PROTOCOL_VERSION): Buffer {
+    if (!(version >= PROTOCOL_OLDEST && version <= PROTOCOL_VERSION)) throw new Error(`protocol ${version} is not spoken here`);
     const body = encodeBody(msg);
     const buf = Buffer.alloc(HEADER_BYTES + body.length + TAG_BYTES);
     buf[0] = MAGIC0;
     buf[1] = MAGIC1;
-    buf[2] = PROTOCOL_VERSION;
+    buf[2] = version;
     buf[3] = TYPE_CODE[msg.type];
     cid.copy(buf, 4);
     buf.writeUInt8(msg.sender, 12);
@@ -197,7 +211,7 @@ export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[];
     if (buf.length > packetBytesMax) return { ok: false, reason: 'oversized' };
     if (buf.length < HEADER_BYTES + TAG_BYTES) return { ok: false, reason: 'truncated' };
     if (buf[0] !== MAGIC0 || buf[1] !== MAGIC1) return { ok: false, reason: 'garbage' };
-    if (buf[2] !== PROTOCOL_VERSION) return { ok: false, reason: 'version' };
+    if (buf[2]! < PROTOCOL_OLDEST || buf[2]! > PROTOCOL_VERSION) return { ok: false, reason: 'version' };
     if (!cid.equals(buf.subarray(4, 12))) return { ok: false, reason: 'cluster' };
     const bodyLen = buf.readUInt16BE(27);
     if (buf.length !== HEADER_BYTES + bodyLen + TAG_BYTES) return { ok: false, reason: 'length' };
@@ -210,7 +224,7 @@ export function createCodec(opts: { key: Buffer; acceptKeys?: readonly Buffer[];
     if (!type) return { ok: false, reason: 'malformed' };
     const msg = decodeBody(type, buf.subarray(HEADER_BYTES, HEADER_BYTES + bodyLen), sender, buf.readUInt32BE(13));
     if (!msg) return { ok: false, reason: 'malformed' };
-    return { ok: true, msg, env: { epoch: buf.readUIntBE(17, 6), counter: buf.readUInt32BE(23) } };
+    return { ok: true, msg, env: { epoch: buf.readUIntBE(17, 6), counter: buf.readUInt32BE(23), version: buf[2]! } };
   }
 
   return { encode, decode };

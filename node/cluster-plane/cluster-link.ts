@@ -7,7 +7,8 @@ import type { Clock, Timer, Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { ClusterCore, type CoreEvent, type Ready } from '../../shared/election.ts';
 import type { Counter, Registry } from '../../shared/metrics.ts';
-import { type AppMessage, type Codec, createCodec, DROP_REASONS, type DropReason, type Message } from '../../shared/protocol.ts';
+import { type AppMessage, type Codec, createCodec, DROP_REASONS, type DropReason, type Message, PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { ProtocolPeers } from '../../shared/protocol-peers.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
 import type { Logger } from '../log.ts';
 import { systemTimers } from './system-timers.ts';
@@ -56,6 +57,11 @@ export class ClusterLink {
   private junkInWindow = 0;
   private flooding = false;
   private readonly floodHolds: Counter;
+  /** The protocol version each board speaks, and so the one this board writes. */
+  private readonly protocols: ProtocolPeers;
+  private writing = PROTOCOL_VERSION;
+  /** Protocol versions already said to be out of reach (one log line each). */
+  private readonly unspoken = new Set<number>();
   /** Called after every decision batch (the master's intake pumps its queue here). */
   afterApply: () => void = () => {};
   /** Application packets from other boards: DEVICE, IDEM, REVOKE, HEALTH and LOG. */
@@ -92,6 +98,8 @@ export class ClusterLink {
     this.lateGaps.inc({ over: 'tmax_sending' }, 0);
     this.sources = new Set(cfg.boards.map((b) => b.address));
     this.floodHolds = metrics.counter('ews_udp_floods_total', 'Floods of dropped packets counted (each held a takeover on silence alone back)');
+    this.protocols = new ProtocolPeers(cfg.boards.length, self.index, cfg.cluster.tthresholdMs);
+    metrics.gauge('ews_protocol_writing', 'The cluster protocol version this board writes (the lowest its live peers speak)', () => [[{}, this.writing]]);
   }
 
   async start(): Promise<void> {
@@ -132,6 +140,11 @@ export class ClusterLink {
 
   get isSuspended(): boolean {
     return this.suspended;
+  }
+
+  /** The highest protocol version each board has shown since its boot (0: not heard), this board's own included. */
+  versions(): number[] {
+    return this.protocols.versions();
   }
 
   /** The latest epoch heard from each board, this board's own included. */
@@ -197,7 +210,10 @@ export class ClusterLink {
     this.readsSinceTimer++;
     if (!this.sources.has(from)) return void this.drop('source');
     const d = this.codec.decode(buf.length === size ? buf : buf.subarray(0, size));
-    if (!d.ok) return void this.drop(d.reason);
+    if (!d.ok) {
+      if (d.reason === 'version') this.unspokenVersion(buf[2]!, from);
+      return void this.drop(d.reason);
+    }
     const msg = d.msg;
     if (msg.sender === this.self.index) return; // our own broadcast coming back
     if (this.cfg.boards[msg.sender]!.address !== from) return void this.drop('source');
@@ -209,6 +225,7 @@ export class ClusterLink {
       this.peerEpochs[msg.sender] = d.env.epoch;
     }
     const now = this.clock.now();
+    this.protocols.heard(msg.sender, d.env.epoch, d.env.version, msg.type === 'HEALTH' && typeof msg.body.protocol === 'number' ? msg.body.protocol : undefined, now);
     if (msg.type === 'STATE' && msg.sender === this.core.master) {
       // A new master (or term) starts a new series: the time without one is a failover, not a gap.
       if (this.lastStateAt >= 0 && msg.sender === this.lastStateFrom && msg.term === this.lastStateTerm) {
@@ -254,6 +271,16 @@ export class ClusterLink {
     }
   }
 
+  /** A packet of a protocol this release does not read (two versions apart, or newer): said once per version. */
+  private unspokenVersion(version: number, from: string): void {
+    if (this.unspoken.has(version) || this.unspoken.size >= 8) return;
+    this.unspoken.add(version);
+    this.log.error(
+      { version, from, reads: [PROTOCOL_OLDEST, PROTOCOL_VERSION] },
+      'cluster packets of a protocol version this release does not speak are dropped: upgrade boards one release at a time',
+    );
+  }
+
   /** Board i's epoch as last heard (0 until it has sent a packet). */
   epochOf(board: number): number {
     return board === this.self.index ? this.epoch : this.peerEpochs[board]!;
@@ -283,7 +310,12 @@ export class ClusterLink {
       this.lastSentAt = now;
       this.lastSentTerm = msg.term;
     }
-    const buf = this.codec.encode(msg, { epoch: this.epoch, counter: this.counter });
+    const writing = this.protocols.writing(this.clock.now());
+    if (writing !== this.writing) {
+      this.log.warn({ from: this.writing, to: writing, boards: this.protocols.versions() }, 'cluster protocol version written changes');
+      this.writing = writing;
+    }
+    const buf = this.codec.encode(msg, { epoch: this.epoch, counter: this.counter }, writing);
     this.sent.inc({ type: msg.type });
     const c = this.cfg.cluster;
     const dests: Array<[string, number]> = [];

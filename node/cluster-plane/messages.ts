@@ -44,6 +44,8 @@ export interface PlaneState {
   /** Absolute ms (see the file comment). */
   heard: number[];
   epochs: number[];
+  /** The highest protocol version each board has shown since its boot (0: not heard). */
+  protocols: number[];
   /** Stepped down because the request thread stalled; it rejoins when the thread answers again. */
   resigned: boolean;
 }

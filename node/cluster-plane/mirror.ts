@@ -78,6 +78,7 @@ export class ClusterMirror {
   resigned = false;
   private viewBody: StateBody | undefined;
   private epochs: number[];
+  private protocols: number[] = [];
   private worker: PlaneHost | undefined;
   private metricsText = '';
   /** A scrape waiting for the plane's counters (concurrent scrapes share it). */
@@ -167,6 +168,11 @@ export class ClusterMirror {
   /** Board i's boot epoch as last heard (0 until it has sent a packet). */
   epochOf(board: number): number {
     return this.epochs[board] ?? 0;
+  }
+
+  /** The highest cluster protocol version board i has shown since its boot (0: not heard yet). */
+  protocolOf(board: number): number {
+    return this.protocols[board] ?? 0;
   }
 
   accepted(): void {
@@ -274,6 +280,7 @@ export class ClusterMirror {
     this.resigned = s.resigned;
     this.viewBody = s.view;
     this.epochs = s.epochs;
+    this.protocols = s.protocols;
     this.role = s.role;
     // A master hears each board's load on every dispatch answer, fresher than the plane's copy
     // (sent twice per heartbeat): a load it observed within a heartbeat stands.

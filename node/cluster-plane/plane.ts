@@ -60,6 +60,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       reported: m.reported,
       heard: m.heard.map((h) => h + toAbs),
       epochs: link.epochs(),
+      protocols: link.versions(),
       resigned: link.isSuspended,
     };
   };
@@ -77,7 +78,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
     const events = pending;
     const s = state();
     pending = [];
-    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view, s.runstates, s.reported, s.epochs]);
+    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view, s.runstates, s.reported, s.epochs, s.protocols]);
     const now = absNow();
     if (events.length === 0 && key === sentKey && now - sentAt < heardEveryMs) return;
     sentKey = key;

@@ -2,6 +2,7 @@
 // board samples its own, the others' arrive in HEALTH packets every few seconds.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { VERSION } from '../version.ts';
 
 export interface BoardHealth {
@@ -19,6 +20,8 @@ export interface BoardHealth {
   /** The config the board runs: its configVersion and content hash (null from a board too old to say). */
   configVersion: number | null;
   configHash: string | null;
+  /** The highest cluster protocol version the board speaks (null from a board of protocol 1). */
+  protocol: number | null;
 }
 
 const THERMAL = '/sys/class/thermal';
@@ -57,8 +60,9 @@ export function parseHealth(body: Record<string, unknown>): BoardHealth | undefi
   // Absent from a board that predates them: unknown, not malformed.
   const configVersion = body.configVersion === undefined ? null : num('configVersion', 0, Number.MAX_SAFE_INTEGER);
   const configHash = body.configHash === undefined ? null : typeof body.configHash === 'string' && /^[0-9a-f]{64}$/.test(body.configHash) ? body.configHash : undefined;
-  if (configVersion === undefined || configHash === undefined) return undefined;
-  return { cpuPct, rssBytes, uptimeS, version, tempC, at, durable, configVersion, configHash };
+  const protocol = body.protocol === undefined ? null : num('protocol', 1, 255);
+  if (configVersion === undefined || configHash === undefined || protocol === undefined) return undefined;
+  return { cpuPct, rssBytes, uptimeS, version, tempC, at, durable, configVersion, configHash, protocol };
 }
 
 export class HealthBook {
@@ -94,6 +98,7 @@ export class HealthBook {
       durable: this.durable,
       configVersion: this.config.configVersion,
       configHash: this.config.digest,
+      protocol: PROTOCOL_VERSION,
     };
     this.latest[this.self] = h;
     return h;

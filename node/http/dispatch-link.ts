@@ -4,7 +4,8 @@
 // master, no HTTP parsing on the board for a forwarded request: the hop costs two small frames.
 import type net from 'node:net';
 import type { BoardConfig, Config } from '../../shared/config.ts';
-import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitter, LINK_MAGIC, type RequestFrame } from '../../shared/dispatch-frame.ts';
+import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitter, linkOpening, type RequestFrame } from '../../shared/dispatch-frame.ts';
+import { PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 
 /** `delivered`: the frame may have reached the board (it was written on an open connection). */
@@ -68,6 +69,8 @@ class Connection {
     private readonly onGone: () => void,
     tls: TlsMaterial | undefined,
     requestBytesMax: number,
+    /** The protocol version to open in: the board's, or this release's when it speaks newer. */
+    version: number,
   ) {
     this.splitter = new FrameSplitter(codec.frameBytesMax);
     const { sock, ready } = dialBoard(board, tls);
@@ -76,7 +79,7 @@ class Connection {
     this.sock.setTimeout(connectTimeoutMs, () => {
       if (!this.connected) this.sock.destroy(new Error('connect timeout'));
     });
-    this.sock.write(Buffer.of(LINK_MAGIC));
+    this.sock.write(linkOpening(version));
     this.sock.on(ready, () => {
       this.connected = true;
       // Idle links are closed here, well before the board's own idle limit, so neither end closes one a request is on its way over.
@@ -152,6 +155,8 @@ export class DispatchClient {
     private readonly connectTimeoutMs: number,
     private readonly onDrop: (reason: FrameError) => void,
     private readonly requestBytesMax: number,
+    /** The highest protocol version a board has shown (0: not heard yet): a link opens in it, or in this release's if lower. */
+    private readonly protocolOf: (board: number) => number,
     private readonly tls?: TlsMaterial,
   ) {
     this.conns = boards().map(() => undefined);
@@ -184,6 +189,7 @@ export class DispatchClient {
       },
       this.tls,
       this.requestBytesMax,
+      Math.max(PROTOCOL_OLDEST, Math.min(PROTOCOL_VERSION, this.protocolOf(board) || PROTOCOL_VERSION)),
     );
     this.conns[board] = fresh;
     return fresh;
@@ -196,8 +202,8 @@ export interface LinkRequestHandler {
   onDrop(reason: LinkDrop): void;
 }
 
-/** Why a link connection was closed: a bad frame, too many at once, not from a board, no certificate, silent or stalled. */
-export type LinkDrop = FrameError | 'refused' | 'stranger' | 'certificate' | 'hello' | 'stalled';
+/** Why a link connection was closed: a bad frame, too many at once, not from a board, no certificate, silent or stalled, a protocol version not spoken here. */
+export type LinkDrop = FrameError | 'refused' | 'stranger' | 'certificate' | 'hello' | 'stalled' | 'version';
 
 /** A link that has carried nothing for this long is closed (the master closes its end at half of it). */
 export const LINK_IDLE_MS = 600_000;
@@ -224,12 +230,13 @@ const peerAddress = (sock: net.Socket) => {
   return a.startsWith('::ffff:') ? a.slice(7) : a;
 };
 
-/** The board's end: a connection that began with LINK_MAGIC. `rest` is what followed the magic byte. */
-export function serveLink(sock: net.Socket, rest: Buffer, codec: FrameCodec, handler: LinkRequestHandler, inFlightMax: number, limits: LinkLimits): void {
+/** The board's end: a connection that opened as a link (shared/dispatch-frame.ts) in protocol `version`. `rest` is what followed the opening. */
+export function serveLink(sock: net.Socket, rest: Buffer, version: number, codec: FrameCodec, handler: LinkRequestHandler, inFlightMax: number, limits: LinkLimits): void {
   const drop = (reason: LinkDrop): void => {
     handler.onDrop(reason);
     sock.destroy();
   };
+  if (version < PROTOCOL_OLDEST || version > PROTOCOL_VERSION) return void drop('version');
   if (!limits.peers.has(peerAddress(sock))) return void drop('stranger');
   if (limits.certificate && (sock as net.Socket & { authorized?: boolean }).authorized !== true) return void drop('certificate');
   const splitter = new FrameSplitter(limits.requestBytesMax);

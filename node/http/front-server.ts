@@ -6,7 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
 import type { LimitsConfig } from '../../shared/config.ts';
-import { LINK_MAGIC } from '../../shared/dispatch-frame.ts';
+import { LINK_HELLO, LINK_MAGIC } from '../../shared/dispatch-frame.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import type { TlsMaterial } from '../tls-material.ts';
@@ -16,7 +16,8 @@ import { LeanDeadlines, type LeanRoutes, serveLean } from './lean-connection.ts'
 export interface FrontHandlers {
   request(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** A dispatch-link connection; `rest` is what followed the magic byte. */
-  link(sock: Socket, rest: Buffer): void;
+  /** A dispatch link: what followed its opening, and the protocol version it opened in (0: none given). */
+  link(sock: Socket, rest: Buffer, version: number): void;
   /** False drops a new connection at once. */
   accept(): boolean;
   /** The lean intake for the requests the master queues (node/http/lean-connection.ts). */
@@ -84,7 +85,8 @@ export class FrontServer {
         s.off('end', early);
         s.pause();
         s.setTimeout(0);
-        if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1));
+        if (chunk[0] === LINK_MAGIC) return h.link(s, chunk.subarray(1), 1);
+        if (chunk[0] === LINK_HELLO) return h.link(s, chunk.subarray(2), chunk[1] ?? 0);
         if (lean) return serveLean(s, chunk, l, lean, deadlines);
         toHttp(s, chunk);
       });

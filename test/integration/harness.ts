@@ -67,8 +67,15 @@ process.once('exit', () => {
   for (const d of clusterDirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** `opts.bundle`: boards run the built bundle with the board flags (no cable to pull, no simulated devices). */
-export async function makeCluster(n: number, overrides: (cfg: Record<string, unknown>) => void = () => {}, opts: { args?: string[]; bundle?: boolean; ca?: Buffer } = {}): Promise<TestCluster> {
+/**
+ * `opts.bundle`: boards run the built bundle with the board flags (no cable to pull, no simulated devices);
+ * `opts.bundleOf`: a board's own bundle when it returns one (another release), asked at each start.
+ */
+export async function makeCluster(
+  n: number,
+  overrides: (cfg: Record<string, unknown>) => void = () => {},
+  opts: { args?: string[]; bundle?: boolean; bundleOf?: (id: string) => string | undefined; ca?: Buffer } = {},
+): Promise<TestCluster> {
   const ports = await freePorts(2 * n);
   const key = randomBytes(32).toString('hex');
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -97,7 +104,7 @@ export async function makeCluster(n: number, overrides: (cfg: Record<string, unk
     ca: opts.ca,
     boards: boards.map((b) => ({ ...b, url: `${opts.ca ? 'https' : 'http'}://127.0.0.1:${b.httpPort}` })),
     start(id, own = file) {
-      const argv = opts.bundle ? [...BOARD_NODE_FLAGS, BUNDLE] : ['--import', 'tsx', CLI];
+      const argv = opts.bundle ? [...BOARD_NODE_FLAGS, opts.bundleOf?.(id) ?? BUNDLE] : ['--import', 'tsx', CLI];
       const p = spawn(process.execPath, [...argv, 'start', '--config', own, '--board', id, ...(opts.args ?? [])], {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

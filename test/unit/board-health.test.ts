@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { HealthBook, parseHealth, readTemperature } from '../../node/cluster/board-health.ts';
 import { VERSION } from '../../node/version.ts';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 
 test("the version boards report is package.json's", () => {
   assert.equal(VERSION, (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version);
@@ -33,15 +34,16 @@ test('health: sampled for this board, taken from packets for the others, malform
   assert.equal(own.durable, true);
   assert.equal(own.configVersion, 4);
   assert.equal(own.configHash, 'a'.repeat(64));
+  assert.equal(own.protocol, PROTOCOL_VERSION);
   assert.ok(own.rssBytes > 0 && own.cpuPct >= 0 && own.uptimeS >= 0);
   assert.deepEqual(book.get(0), own);
-  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1, durable: false, configVersion: 3, configHash: 'b'.repeat(64) };
+  const theirs = { cpuPct: 12.5, rssBytes: 40e6, uptimeS: 60, version: '0.1.0', tempC: null, at: 1, durable: false, configVersion: 3, configHash: 'b'.repeat(64), protocol: 2 };
   assert.equal(book.apply(1, theirs), true);
   assert.deepEqual(book.get(1), theirs);
-  // A board that predates the config fields: its config is unknown (null), the rest is kept.
-  const { configVersion: _v, configHash: _h, ...older } = theirs;
+  // A board that predates the config fields and the protocol field: unknown (null), the rest is kept.
+  const { configVersion: _v, configHash: _h, protocol: _p, ...older } = theirs;
   assert.equal(book.apply(2, older), true);
-  assert.deepEqual(book.get(2), { ...older, configVersion: null, configHash: null });
+  assert.deepEqual(book.get(2), { ...older, configVersion: null, configHash: null, protocol: null });
   for (const bad of [
     { ...theirs, cpuPct: -1 },
     { ...theirs, version: 7 },
@@ -50,6 +52,8 @@ test('health: sampled for this board, taken from packets for the others, malform
     { ...theirs, durable: 'yes' },
     { ...theirs, configHash: 'not-a-hash' },
     { ...theirs, configVersion: -1 },
+    { ...theirs, protocol: 0 },
+    { ...theirs, protocol: '2' },
   ])
     assert.equal(parseHealth(bad as Record<string, unknown>), undefined);
   assert.equal(book.apply(0, theirs), false, 'nobody speaks for this board');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { createCodec, HEADER_BYTES, type Message } from '../../shared/protocol.ts';
+import { createCodec, HEADER_BYTES, type Message, PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { ProtocolPeers } from '../../shared/protocol-peers.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
 import { rng } from '../sim/simulator.ts';
 
@@ -21,8 +22,54 @@ test('every packet type round-trips with its envelope', () => {
     const d = codec.decode(codec.encode(m, env));
     assert.ok(d.ok);
     assert.deepEqual(d.msg, m);
-    assert.deepEqual(d.env, env);
+    assert.deepEqual(d.env, { ...env, version: PROTOCOL_VERSION });
   }
+});
+
+test('a packet of the version before is read; two apart or newer is dropped; none is written outside the two', () => {
+  assert.equal(PROTOCOL_OLDEST, PROTOCOL_VERSION - 1);
+  for (const m of msgs) {
+    const d = codec.decode(codec.encode(m, env, PROTOCOL_OLDEST));
+    assert.ok(d.ok);
+    assert.deepEqual(d.msg, m);
+    assert.equal(d.env.version, PROTOCOL_OLDEST);
+  }
+  // Re-signed with the version byte changed: authentic, but not a version spoken here.
+  for (const v of [PROTOCOL_OLDEST - 1, PROTOCOL_VERSION + 1]) {
+    const b = codec.encode(msgs[0]!, env);
+    b[2] = v;
+    createHmac('sha256', key)
+      .update(b.subarray(0, b.length - 32))
+      .digest()
+      .copy(b, b.length - 32);
+    const d = codec.decode(b);
+    assert.equal(d.ok ? 'ok' : d.reason, 'version');
+  }
+  assert.throws(() => codec.encode(msgs[0]!, env, PROTOCOL_OLDEST - 1), /not spoken/);
+  assert.throws(() => codec.encode(msgs[0]!, env, PROTOCOL_VERSION + 1), /not spoken/);
+});
+
+test('the version written is the lowest a board heard within the silence limit speaks', () => {
+  const p = new ProtocolPeers(3, 0, 1000);
+  assert.equal(p.writing(0), PROTOCOL_VERSION, 'nobody heard: its own');
+  p.heard(1, 100, PROTOCOL_VERSION, undefined, 0);
+  p.heard(2, 100, PROTOCOL_OLDEST, undefined, 0);
+  assert.equal(p.writing(10), PROTOCOL_OLDEST, 'an older board holds the cluster at its version');
+  // Board 1 writes down to board 2 too, but its HEALTH says what it speaks: it does not pull the version down.
+  p.heard(1, 100, PROTOCOL_OLDEST, undefined, 500);
+  p.heard(1, 100, PROTOCOL_OLDEST, PROTOCOL_VERSION, 600);
+  assert.deepEqual(p.versions(), [PROTOCOL_VERSION, PROTOCOL_VERSION, PROTOCOL_OLDEST]);
+  // Board 2 restarts on the new release (a new boot epoch): what it spoke before is forgotten.
+  p.heard(2, 200, PROTOCOL_VERSION, undefined, 700);
+  assert.equal(p.writing(700), PROTOCOL_VERSION);
+  // An old board that stays silent past the limit no longer holds the others down.
+  p.heard(2, 300, PROTOCOL_OLDEST, undefined, 800);
+  assert.equal(p.writing(1800), PROTOCOL_OLDEST);
+  assert.equal(p.writing(1801), PROTOCOL_VERSION);
+  // A stated version below the packet's own is not believed; its own packets are ignored.
+  p.heard(1, 100, PROTOCOL_VERSION, 0, 1900);
+  p.heard(0, 1, PROTOCOL_OLDEST, undefined, 1900);
+  assert.deepEqual(p.versions(), [PROTOCOL_VERSION, PROTOCOL_VERSION, PROTOCOL_OLDEST]);
 });
 
 test('each kind of bad packet is dropped with its reason', () => {
