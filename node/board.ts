@@ -43,7 +43,6 @@ import { UpgradeBoard } from './upgrade/upgrade-board.ts';
 import { UpgradeRollout } from './upgrade/upgrade-rollout.ts';
 
 export type { BoardOptions } from './board-options.ts';
-export type { ClusterView } from './cluster/cluster-view.ts';
 
 export class Board {
   /** The config it started with; `running` has the one it runs now (a push changes parts live). */
@@ -58,6 +57,7 @@ export class Board {
   readonly intake: Intake;
   readonly devices: DeviceManager;
   readonly directory: DeviceDirectory;
+  private readonly rollout: UpgradeRollout;
   readonly idem: IdempotentExecutor;
   private readonly schedules: Schedules;
   private readonly mqtt: MqttBridge;
@@ -121,7 +121,8 @@ export class Board {
     const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
     const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, intake, tls, log, restart });
     const upBoard = new UpgradeBoard({ running, self, log, exit: opts.exit });
-    const upgrade = { board: upBoard, rollout: new UpgradeRollout({ running, self, mirror, health: () => reactions.health, operator, board: upBoard, intake, tls, log, exit: opts.exit }) };
+    this.rollout = new UpgradeRollout({ running, self, mirror, health: () => reactions.health, operator, board: upBoard, intake, tls, log, exit: opts.exit });
+    const upgrade = { board: upBoard, rollout: this.rollout };
     devices.on('snapshot', (snap) => reactions.onSnapshot(snap));
     mirror.onEvents = (ev) => reactions.onEvents(ev);
     mirror.afterApply = () => intake.pump();
@@ -170,7 +171,7 @@ export class Board {
 
   /** The state table as this board sees it (/api/cluster). */
   view(): ClusterView {
-    return clusterView(this.cfg, this.mirror, this.reactions.health);
+    return clusterView(this.cfg, this.mirror, this.reactions.health, this.rollout?.progress ?? null);
   }
 
   /** Drop every TCP connection, in and out (the network changed under the board). */

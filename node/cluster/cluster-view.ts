@@ -1,6 +1,7 @@
 // The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
 import type { Config } from '../../shared/config.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
+import type { RolloutProgress } from '../upgrade/upgrade-rollout.ts';
 import type { BoardHealth, HealthBook } from './board-health.ts';
 
 export interface ClusterView {
@@ -22,9 +23,11 @@ export interface ClusterView {
     configHash: string | null;
     health: BoardHealth | null;
   }>;
+  /** The rollout under way or the last one this board ran as master (null: none). */
+  upgrade: RolloutProgress | null;
 }
 
-export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBook): ClusterView {
+export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBook, upgrade: RolloutProgress | null): ClusterView {
   const t = mirror.view();
   const m = mirror.master;
   return {
@@ -44,5 +47,6 @@ export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBo
       configHash: health.get(b.index)?.configHash ?? null,
       health: health.get(b.index),
     })),
+    upgrade,
   };
 }

@@ -44,6 +44,7 @@ ${at(2, '<link rel="stylesheet" href="style.css">')}
   </section>
   <section id="cluster">
     <h2>Boards</h2>
+    <div id="upgrade" hidden></div>
     <div class="scroll">
     <table id="board-table">
       <thead><tr><th>Board</th><th>State</th><th>CPU</th><th>Memory</th><th>Up</th><th>Temp</th><th>Version</th></tr></thead>

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BUNDLE_BYTES_MAX, openBundle, parsePublicKey } from '../../shared/bundle.ts';
 import type { BoardConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import type { HealthBook } from '../cluster/board-health.ts';
 import { requestBoard } from '../cluster/board-request.ts';
 import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
@@ -41,8 +42,26 @@ export interface RolloutDeps {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Where a board is in a rollout, and how far along as a share of its steps (the UI's progress bar). */
+export type RolloutStep = 'waiting' | 'draining' | 'sending' | 'restarting' | 'done' | 'failed' | 'skipped';
+const STEP_PCT: Record<RolloutStep, number> = { waiting: 0, draining: 10, sending: 30, restarting: 60, done: 100, failed: 100, skipped: 0 };
+
+/** The rollout under way or the last one (GET /api/cluster's `upgrade` on the master). */
+export interface RolloutProgress {
+  kind: 'upgrade' | 'rollback';
+  from: string;
+  to: string;
+  startedAt: number;
+  /** null while it runs. */
+  finishedAt: number | null;
+  stopped: string | null;
+  boards: Array<{ id: string; step: RolloutStep; pct: number; detail: string }>;
+}
+
 export class UpgradeRollout {
   private busy = false;
+  /** The rollout under way, or the last one this board ran as master. */
+  progress: RolloutProgress | null = null;
   constructor(private readonly d: RolloutDeps) {}
 
   /** POST /api/upgrade (a bundle), or POST /api/upgrade/rollback (every board back to its previous release). */
@@ -74,15 +93,36 @@ export class UpgradeRollout {
     if (body) {
       const key = parsePublicKey(cfg.upgrade.publicKey);
       if (typeof key === 'string') throw new EwsError('UPGRADE_NOT_POSSIBLE', `upgrade.publicKey ${cfg.upgrade.publicKey === undefined ? 'is not set' : key}`);
+      let m: ReturnType<typeof openBundle>['manifest'];
       try {
         // Every check but the architecture: each board checks its own.
-        to = openBundle(body, key, undefined).manifest.version;
+        m = openBundle(body, key, undefined).manifest;
       } catch (e) {
         throw new EwsError('BAD_BUNDLE', `${(e as Error).message}; no board was touched`);
       }
+      // Its boards and the ones not yet upgraded must understand each other: one protocol version apart at most.
+      if (Math.abs(m.protocol - PROTOCOL_VERSION) > 1)
+        throw new EwsError('BAD_BUNDLE', `the bundle speaks cluster protocol ${m.protocol}, this cluster ${PROTOCOL_VERSION}: upgrade through a release in between; no board was touched`);
+      to = m.version;
     }
     const record = (text: string, status = 200) => d.operator().record('command', { user, subject: 'upgrade', status, text: text.slice(0, 200) });
     record(`${body ? 'upgrade' : 'rollback'} from ${VERSION} to ${to} started`);
+    // The nodes in order, the master last: the order the rollout takes them.
+    const order = [...cfg.boards.filter((b) => b.index !== d.self.index), d.self];
+    const p: RolloutProgress = {
+      kind: body ? 'upgrade' : 'rollback',
+      from: VERSION,
+      to,
+      startedAt: Date.now(),
+      finishedAt: null,
+      stopped: null,
+      boards: order.map((b) => ({ id: b.id, step: 'waiting', pct: 0, detail: '' })),
+    };
+    this.progress = p;
+    const step = (b: BoardConfig, s: RolloutStep, detail = '') => {
+      const row = p.boards.find((r) => r.id === b.id)!;
+      Object.assign(row, { step: s, pct: STEP_PCT[s], detail });
+    };
     const boards: Record<string, string> = {};
     const t = d.mirror.table;
     const deps = { cfg, mirror: d.mirror, operator: d.operator };
@@ -91,24 +131,30 @@ export class UpgradeRollout {
       if (b.index === d.self.index) continue;
       if (stopped) {
         boards[b.id] = 'not reached: the rollout stopped';
+        step(b, 'skipped', boards[b.id]);
         continue;
       }
       if (t.runstate(b.index) === -1) {
         boards[b.id] = 'down: upgrade it when it is back (the rollout goes on)';
+        step(b, 'skipped', boards[b.id]);
         continue;
       }
       const started = Date.now();
+      step(b, 'draining');
       await drainBoard(deps, b.index, true, user);
+      step(b, 'sending');
       const sent = body ? await this.send(b, '/api/cluster/upgrade', body) : await this.send(b, '/api/cluster/rollback', Buffer.from(JSON.stringify({ at: Date.now() })));
       let outcome = sent;
       if (sent.startsWith('restart ')) {
         const version = sent.slice('restart '.length);
+        step(b, 'restarting', `to ${version}; waiting for its health`);
         const h = await this.back(b, version, started);
         outcome = h === true ? `${body ? 'upgraded' : 'rolled back'} to ${version} in ${Date.now() - started} ms` : h;
       }
       await drainBoard(deps, b.index, false, user);
       boards[b.id] = outcome;
       const ok = /^(upgraded|rolled back|already)/.test(outcome);
+      step(b, ok ? 'done' : 'failed', outcome);
       record(`${b.id}: ${outcome}`, ok ? 200 : 500);
       if (!ok) stopped = `${b.id}: ${outcome}`;
     }
@@ -123,6 +169,8 @@ export class UpgradeRollout {
       }
     }
     boards[d.self.id] = master;
+    step(d.self, stopped ? (master.startsWith('refused') ? 'failed' : 'skipped') : master === 'already on it' ? 'done' : 'restarting', master);
+    Object.assign(p, { finishedAt: Date.now(), stopped: stopped ?? null });
     if (stopped) record(`upgrade to ${to} stopped at ${stopped}`, 500);
     return { from: VERSION, to, stopped: stopped ?? null, master, boards };
   }

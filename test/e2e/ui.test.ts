@@ -44,6 +44,7 @@ describe('web UI in Chromium', { skip }, () => {
     const users = [
       { name: 'olga', role: 'operator', passwordHash: await hashPassword('operator-pass-1') },
       { name: 'victor', role: 'viewer', passwordHash: await hashPassword('viewer-pass-1') },
+      { name: 'ada', role: 'admin', passwordHash: await hashPassword('admin-pass-1') },
     ];
     c = await makeCluster(
       3,
@@ -112,6 +113,24 @@ describe('web UI in Chromium', { skip }, () => {
     // The chart fills from /api/stats.
     await until(page, `(document.querySelector('#chart-legend')?.textContent ?? '').includes('queue length')`, 10_000);
     await page.screenshot({ path: join(SHOTS, 'level-3.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+
+  test("a rollout's progress: a bar per board, the one that refused marked, the rest not reached", async () => {
+    // These boards run from the source tree, not a releases layout: the first node refuses a rollback and the rollout stops there.
+    const b1 = c.boards[0]!.url;
+    const token = ((await (await fetch(`${b1}/api/login`, { method: 'POST', body: JSON.stringify({ name: 'ada', password: 'admin-pass-1' }) })).json()) as { token: string }).token;
+    const r = await fetch(`${b1}/api/upgrade/rollback`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const report = (await r.json()) as { stopped: string | null };
+    assert.match(String(report.stopped), /^b2: refused/);
+    await until(page, `document.querySelectorAll('#upgrade:not([hidden]) .rollout').length === 3`);
+    assert.match((await page.textContent('#upgrade p'))!, /^Rollback from .* stopped at b2: refused/);
+    assert.deepEqual(await page.evaluate(`[...document.querySelectorAll('#upgrade .rollout')].map((r) => [r.dataset.board, r.className, r.querySelector('progress').value])`), [
+      ['b2', 'rollout failed', 100],
+      ['b3', 'rollout skipped', 0],
+      ['b1', 'rollout skipped', 0],
+    ]);
+    await page.screenshot({ path: join(SHOTS, 'rollout.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });
 

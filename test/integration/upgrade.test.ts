@@ -3,7 +3,7 @@
 // guard (the unit's ExecStartPre). The built bundle is installed first; then an upgrade to a second
 // bundle of the same code (its version raised) under keyed requests; a rollback to the release
 // before; then a bundle whose board dies at start: that board goes back by itself and the rollout
-// stops; then a tampered bundle is refused before any board is touched.
+// stops; then a tampered bundle, and one two protocol versions away, are refused before any board is touched.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -13,8 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { currentRelease, installRelease, switchRelease } from '../../node/upgrade/releases.ts';
-import { newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
+import { makeBundle, newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
 import { BOARD_NODE_FLAGS } from '../../shared/node-flags.ts';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { freePorts, httpGet, ROOT, waitFor } from './harness.ts';
 
 const key = newSigningKey();
@@ -173,7 +174,21 @@ describe('rolling upgrade under supervisors', () => {
       }
     };
     const clients = [load(0), load(1)];
+    // The master's /api/cluster while the rollout runs: each board's step and bar.
+    const steps = new Map<string, Set<string>>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        for (const i of [0, 1, 2]) {
+          const v = (await view(i).catch(() => undefined)) as { upgrade?: { boards: Array<{ id: string; step: string; pct: number }> } | null } | undefined;
+          for (const b of v?.upgrade?.boards ?? []) steps.set(b.id, (steps.get(b.id) ?? new Set()).add(`${b.step} ${b.pct}`));
+        }
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
     const r = await upgrade(bundles['0.2.0']!);
+    watching = false;
+    await watch;
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.stopped, null, JSON.stringify(r.json));
     assert.equal(r.json.master, 'restarting into the new release');
@@ -182,6 +197,8 @@ describe('rolling upgrade under supervisors', () => {
     await Promise.all(clients);
     process.stdout.write(`# upgrade report: ${JSON.stringify(r.json.boards)}; ${sent} keyed requests, ${retried} retried with their key\n`);
     assert.deepEqual(bad, [], 'every keyed request answered 2xx');
+    const b2 = [...(steps.get('b2') ?? [])];
+    for (const want of ['restarting 60', 'done 100']) assert.ok(b2.includes(want), `b2's progress showed ${want}: ${b2.join(', ')}`);
     for (const id of ids) assert.equal(readlinkSync(join(prefix(id), 'previous')), join('releases', '0.1.0'));
   });
 
@@ -197,6 +214,17 @@ describe('rolling upgrade under supervisors', () => {
     assert.match(String(r.json.stopped), /came back on 0\.1\.0/, JSON.stringify(r.json));
     assert.match(r.json.master, /kept its release/);
     await allOn('0.1.0');
+    const v = (await view(ids.indexOf((await view()).master!))) as {
+      master: string | null;
+      upgrade?: { stopped: string | null; finishedAt: number | null; boards: Array<{ id: string; step: string }> } | null;
+    };
+    assert.ok(v.upgrade?.finishedAt, 'the master shows the finished rollout');
+    assert.equal(v.upgrade.stopped, r.json.stopped);
+    assert.deepEqual(
+      v.upgrade.boards.map((b) => b.step),
+      ['failed', 'skipped', 'skipped'],
+      'the first node failed, the rest not reached',
+    );
     assert.equal((await httpGet(`${urls[0]}/cgi-bin/echo?ms=1`)).status, 200);
     assert.ok(!(await versions()).some((v) => v.includes('0.3.0')));
     for (const id of ids) assert.ok(!existsSync(join(prefix(id), 'releases', '0.3.0')), `${id}: the failed release is gone`);
@@ -210,6 +238,14 @@ describe('rolling upgrade under supervisors', () => {
     const r = await upgrade(file);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.code, 'BAD_BUNDLE');
+    // Signed and whole, but two protocol versions from the cluster's: its boards could not join the others.
+    const opened = openBundle(readFileSync(bundles['0.2.0']!), pub, undefined);
+    const far = join(dir, 'far.ewsb');
+    writeFileSync(far, makeBundle({ version: '0.4.0', arch: 'any', protocol: PROTOCOL_VERSION + 2 }, opened.files, key.privatePem));
+    const r2 = await upgrade(far);
+    assert.equal(r2.status, 400, JSON.stringify(r2.json));
+    assert.match(r2.json.error.message, /protocol/);
     await allOn('0.1.0');
+    for (const id of ids) assert.ok(!existsSync(join(prefix(id), 'releases', '0.4.0')), `${id}: untouched`);
   });
 });

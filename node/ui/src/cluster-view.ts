@@ -1,7 +1,7 @@
 // The Boards table and the cluster details: who is master, each board's state and health.
 import { session } from './api.ts';
 import { $, banner, el } from './dom.ts';
-import type { BoardRow, ClusterState, QosView } from './model.ts';
+import type { BoardRow, ClusterState, QosView, UpgradeProgress } from './model.ts';
 
 let master: string | null = null;
 
@@ -13,6 +13,7 @@ export function renderCluster(c: ClusterState): void {
   master = c.master;
   $('#cluster-summary').textContent = c.master ? `master ${c.master} · term ${c.term}` : 'electing a master…';
   renderBoards(c.boards);
+  renderUpgrade(c.upgrade ?? null);
   $('#cluster-table tbody').replaceChildren(
     ...c.boards.map((b) =>
       el(
@@ -22,6 +23,26 @@ export function renderCluster(c: ClusterState): void {
         el('td', { text: b.role }),
         el('td', { text: String(b.linknum) }),
         el('td', { text: `${b.runstate === 1 ? 'running' : b.runstate === 0 ? 'joining' : 'down'}${b.drained ? ' (drained)' : ''}` }),
+      ),
+    ),
+  );
+}
+
+/** A rollout's progress: a bar per board in the order the master takes them, what it is doing, and why it stopped. */
+function renderUpgrade(u: UpgradeProgress | null): void {
+  const box = $('#upgrade');
+  box.hidden = u === null;
+  if (!u) return;
+  const state = u.finishedAt === null ? 'under way' : u.stopped ? `stopped at ${u.stopped}` : 'done';
+  box.replaceChildren(
+    el('p', { class: u.stopped ? 'result bad' : '', text: `${u.kind === 'upgrade' ? 'Upgrade' : 'Rollback'} from ${u.from} to ${u.to}: ${state}` }),
+    ...u.boards.map((b) =>
+      el(
+        'div',
+        { class: `rollout ${b.step}`, 'data-board': b.id },
+        el('span', { text: b.id }),
+        el('progress', { max: 100, value: b.pct, 'aria-label': `${b.id} ${b.step}` }),
+        el('span', { text: `${b.step}${b.detail ? `: ${b.detail}` : ''}` }),
       ),
     ),
   );

@@ -22,11 +22,21 @@ export interface BoardRow {
   configVersion?: number | null;
   configHash?: string | null;
 }
+/** A rolling upgrade or rollback as the master runs it (null: none since it became master). */
+export interface UpgradeProgress {
+  kind: 'upgrade' | 'rollback';
+  from: string;
+  to: string;
+  finishedAt: number | null;
+  stopped: string | null;
+  boards: Array<{ id: string; step: string; pct: number; detail: string }>;
+}
 export interface ClusterState {
   cluster?: string;
   master: string | null;
   term: number;
   boards: BoardRow[];
+  upgrade?: UpgradeProgress | null;
 }
 
 export interface ActionInfo {
