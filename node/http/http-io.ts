@@ -1,4 +1,5 @@
 // Reading bounded bodies and writing JSON/error answers; the only HTTP plumbing shared by roles.
+import { createWriteStream, rmSync } from 'node:fs';
 import { type IncomingMessage, ServerResponse } from 'node:http';
 import { EwsError, errorResponse } from '../../shared/errors.ts';
 
@@ -25,6 +26,44 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     req.on('error', reject);
     req.on('aborted', () => reject(new EwsError('BAD_REQUEST', 'client aborted the request')));
+  });
+}
+
+/**
+ * Stream a request's body into `file` (created anew, mode 600) without holding it: refused with
+ * 413 as soon as it is declared or grows over `maxBytes` (the partial file removed). Its size.
+ */
+export function receiveFile(req: IncomingMessage, file: string, maxBytes: number): Promise<number> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > maxBytes) return Promise.reject(new EwsError('BODY_TOO_LARGE', `request body over ${maxBytes} bytes`));
+  return new Promise((resolve, reject) => {
+    const out = createWriteStream(file, { mode: 0o600 });
+    let size = 0;
+    let failed = false;
+    const fail = (e: EwsError) => {
+      if (failed) return;
+      failed = true;
+      req.removeListener('data', onData);
+      // The rest of the body is read and dropped (not the connection), so the answer reaches the client.
+      req.resume();
+      out.destroy();
+      rmSync(file, { force: true });
+      reject(e);
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) return fail(new EwsError('BODY_TOO_LARGE', `request body over ${maxBytes} bytes`));
+      // Backpressure: the socket waits while the disk catches up.
+      if (!out.write(c)) req.pause();
+    };
+    out.on('drain', () => req.resume());
+    out.on('error', (e) => fail(new EwsError('INTERNAL', `the upload could not be stored: ${e.message}`)));
+    req.on('data', onData);
+    req.on('end', () => {
+      if (!failed) out.end(() => resolve(size));
+    });
+    req.on('aborted', () => fail(new EwsError('BAD_REQUEST', 'client aborted the request')));
+    req.on('error', () => fail(new EwsError('BAD_REQUEST', 'the upload broke off')));
   });
 }
 

@@ -5,7 +5,10 @@
 // (a board that went back to its old release by itself stops the rollout, and the answer says
 // why), undrained. The master goes last: it answers, hands the cluster to an upgraded board and
 // exits into the new release. One rollout at a time; every step is in the audit log.
+import { readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BUNDLE_BYTES_MAX, openBundle, parsePublicKey } from '../../shared/bundle.ts';
 import type { BoardConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
@@ -16,13 +19,13 @@ import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { configMac } from '../config/config-apply.ts';
 import type { RunningConfig } from '../config/running-config.ts';
-import { readBody, sendJson } from '../http/http-io.ts';
+import { readBody, receiveFile, sendJson } from '../http/http-io.ts';
 import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
 import type { TlsMaterial } from '../tls-material.ts';
 import { VERSION } from '../version.ts';
-import { BUNDLE_MAC_HEADER, type UpgradeBoard } from './upgrade-board.ts';
+import { BUNDLE_MAC_HEADER, releasePrefix, type UpgradeBoard } from './upgrade-board.ts';
 
 const POLL_MS = 50;
 
@@ -70,7 +73,7 @@ export class UpgradeRollout {
     this.busy = true;
     let exitSelf = false;
     try {
-      const body = await readBody(req, kind === 'upgrade' ? BUNDLE_BYTES_MAX : 1024);
+      const body = kind === 'upgrade' ? await this.receive(req) : await readBody(req, 1024);
       const report = await this.roll(kind === 'upgrade' ? body : undefined, user);
       exitSelf = report.master === 'restarting into the new release';
       sendJson(res, 200, report);
@@ -83,6 +86,21 @@ export class UpgradeRollout {
           .catch((e: unknown) => this.d.log.warn({ err: (e as Error).message }, 'no board took the cluster before the upgrade: a failover follows'))
           .then(() => this.d.exit?.());
       });
+  }
+
+  /**
+   * The uploaded bundle: streamed to a file beside the releases (the system's temp directory when
+   * the board runs from no releases layout) under BUNDLE_BYTES_MAX, never held by the request,
+   * then read once to be checked and sent to each board; the file goes at once.
+   */
+  private async receive(req: IncomingMessage): Promise<Buffer> {
+    const file = join(releasePrefix(this.d.running.cfg) ?? tmpdir(), `upload-${process.pid}.ewsb`);
+    await receiveFile(req, file, BUNDLE_BYTES_MAX);
+    try {
+      return readFileSync(file);
+    } finally {
+      rmSync(file, { force: true });
+    }
   }
 
   /** `body`: the bundle; none: a rollback (each board to its own previous release). */
