@@ -9,6 +9,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
+import { type Supervised, supervise } from '../test/integration/release-fixture.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');
@@ -53,6 +54,9 @@ export interface LanOptions {
   limits?: Record<string, unknown>;
   /** Per board, the command that runs node (default: this node), e.g. qemu with an ARM node. */
   runners?: Record<string, string[]>;
+  upgrade?: Record<string, unknown>;
+  /** Per board, a releases prefix: the board runs its `current` under a supervisor that starts it again when it exits, as systemd does. */
+  releases?: (id: string) => string;
 }
 
 export function ensureNamespaces(): void {
@@ -114,6 +118,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     boards: ids.map((id) => ({ id, address: addr(id), httpPort: PORT })),
     devices: opts.devices ?? [],
     ...(opts.alarms ? { alarms: opts.alarms } : {}),
+    ...(opts.upgrade ? { upgrade: opts.upgrade } : {}),
     auth: opts.auth ?? { disabled: true },
     limits: { serialBackoffMaxMs: 200, ...opts.limits },
     stateDir,
@@ -123,6 +128,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
   const startedAt = new Map<string, number>();
+  const sups = new Map<string, Supervised>();
   const lan: Lan = {
     ids,
     addr,
@@ -131,22 +137,28 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     logs,
     startedAt,
     ns,
-    pid: (id) => procs.get(id)?.pid,
+    pid: (id) => (sups.get(id)?.child ?? procs.get(id))?.pid,
     start(id) {
       const node = opts.runners?.[id] ?? [process.execPath];
       startedAt.set(id, Date.now());
+      const add = (d: Buffer | string) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
+      const prefix = opts.releases?.(id);
+      if (prefix) {
+        const run = (entry: string): [string, string[]] => ['ip', ['netns', 'exec', ns(id), ...node, ...BOARD_NODE_FLAGS, entry, 'start', '--config', file, '--board', id]];
+        sups.set(id, supervise(prefix, run, add));
+        return;
+      }
       const p = spawn('ip', ['netns', 'exec', ns(id), ...node, ...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', id], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, EWS_LOG_LEVEL: 'warn' },
       });
-      const add = (d: Buffer) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
       p.stdout!.on('data', add);
       p.stderr!.on('data', add);
       p.on('exit', (code, signal) => add(Buffer.from(`[${id} exited: ${code ?? signal}]\n`)));
       procs.set(id, p);
     },
     async kill(id) {
-      const p = procs.get(id);
+      const p = sups.get(id)?.child ?? procs.get(id);
       if (!p || p.exitCode !== null || p.signalCode !== null) return;
       const gone = new Promise((r) => p.once('exit', r));
       p.kill('SIGKILL');
@@ -157,6 +169,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     isolate: (id, on) => void bridge('-n', sw, 'link', 'set', 'dev', port(id), 'state', on ? '0' : '3'),
     vipHolders: () => ids.filter((id) => ip('-n', ns(id), '-4', 'addr', 'show', 'dev', 'eth0').includes(`${VIP}/24`)),
     async close() {
+      await Promise.all([...sups.values()].map((x) => x.stop()));
       await Promise.all(
         [...procs.values()].map(
           (p) =>
@@ -189,7 +202,7 @@ export interface Answer {
 
 const agent = new http.Agent({ keepAlive: false });
 
-export function request(host: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number; port?: number } = {}): Promise<Answer> {
+export function request(host: string, path: string, opts: { method?: string; body?: string | Buffer; headers?: Record<string, string>; timeoutMs?: number; port?: number } = {}): Promise<Answer> {
   return new Promise((resolve) => {
     const req = http.request({ host, port: opts.port ?? PORT, path, method: opts.method ?? 'GET', agent, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
       let body = '';
@@ -240,4 +253,56 @@ export async function settled(lan: Lan, ids = lan.ids, timeoutMs = 15_000): Prom
     },
     timeoutMs,
   );
+}
+
+/** What a load through the VIP saw: keyed commands and pages sent, no-answer retries, and every answer other than 2xx. */
+export interface LoadStats {
+  commands: number;
+  pages: number;
+  resets: number;
+  bad: string[];
+}
+
+/**
+ * Keyed valve commands (2 clients) and page requests (2 clients) through the VIP until stopped. A
+ * command with no answer (the address moved under the connection) is sent again with its key; any
+ * answer other than 2xx is recorded as bad.
+ */
+export function loadThroughVip(tag: string): { stats: LoadStats; stop(): Promise<void> } {
+  const stats: LoadStats = { commands: 0, pages: 0, resets: 0, bad: [] };
+  let stopped = false;
+  const control = async (c: number) => {
+    for (let i = 0; !stopped; i++) {
+      stats.commands++;
+      const key = `${tag}-${process.pid}-${c}-${i}`;
+      const body = JSON.stringify({ value: i % 100 });
+      for (;;) {
+        const r = await request(VIP, '/cgi-bin/devices/valve3/set', { method: 'POST', body, headers: { 'idempotency-key': key }, timeoutMs: 3000 });
+        if (r.status === 200) break;
+        if (r.status !== 0) {
+          stats.bad.push(`command ${r.status} ${r.body.slice(0, 120)}`);
+          break;
+        }
+        stats.resets++;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+  };
+  const browse = async () => {
+    while (!stopped) {
+      const r = await request(VIP, '/', { timeoutMs: 3000 });
+      stats.pages++;
+      if (r.status === 0) stats.resets++;
+      else if (r.status !== 200) stats.bad.push(`page ${r.status} ${r.body.slice(0, 120)}`);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  };
+  const clients = [control(0), control(1), browse(), browse()];
+  return {
+    stats,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(clients);
+    },
+  };
 }

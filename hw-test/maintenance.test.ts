@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../dev/demo.ts';
 import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
-import { buildLan, type Lan, request, settled, until, VIP } from './lan.ts';
+import { buildLan, type Lan, loadThroughVip, request, settled, until, VIP } from './lan.ts';
 
 /** ews3's HTTP port once the second push has moved it. */
 const MOVED = 8081;
@@ -58,39 +58,9 @@ describe('maintenance under load through the VIP', () => {
 
   test("a config pushed live, one that moves a port (a rolling restart), a planned handover, then a drain of the valve's board: no answer other than 2xx, every command once", async () => {
     const base = executed();
-    let stop = false;
-    let commands = 0,
-      pages = 0,
-      resets = 0;
-    const bad: string[] = [];
-    const control = async (c: number) => {
-      for (let i = 0; !stop; i++) {
-        commands++;
-        const key = `m-${process.pid}-${c}-${i}`;
-        const body = JSON.stringify({ value: i % 100 });
-        for (;;) {
-          const r = await request(VIP, '/cgi-bin/devices/valve3/set', { method: 'POST', body, headers: { 'idempotency-key': key }, timeoutMs: 3000 });
-          if (r.status === 200) break;
-          if (r.status !== 0) {
-            bad.push(`command ${r.status} ${r.body.slice(0, 120)}`);
-            break;
-          }
-          resets++; // no answer (the address moved under the connection): the same key again
-          await new Promise((res) => setTimeout(res, 50));
-        }
-      }
-    };
-    const browse = async () => {
-      while (!stop) {
-        const r = await request(VIP, '/', { timeoutMs: 3000 });
-        pages++;
-        if (r.status === 0) resets++;
-        else if (r.status !== 200) bad.push(`page ${r.status} ${r.body.slice(0, 120)}`);
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    };
-    const clients = [control(0), control(1), browse(), browse()];
-    await until('the load flowing', async () => commands >= 10 && pages >= 10, 10_000);
+    const load = loadThroughVip('m');
+    const { stats } = load;
+    await until('the load flowing', async () => stats.commands >= 10 && stats.pages >= 10, 10_000);
 
     // 1. Live: a second valve (on ews1) and the valve's alarm threshold, on every board within 2 s.
     type Raw = { devices: object[]; boards: Array<{ id: string }> };
@@ -140,8 +110,8 @@ describe('maintenance under load through the VIP', () => {
       return v.length === 1 && v[0] === 'ews2';
     });
     const rollMs = Date.now() - t1;
-    const atPush = commands;
-    await until('commands after the rollout', async () => commands >= atPush + 10, 10_000);
+    const atPush = stats.commands;
+    await until('commands after the rollout', async () => stats.commands >= atPush + 10, 10_000);
 
     // 3. A planned handover back to ews1.
     const h = await request(lan.addr('ews2'), '/api/cluster/handover?to=ews1', { method: 'POST', timeoutMs: 5000 });
@@ -152,16 +122,16 @@ describe('maintenance under load through the VIP', () => {
       const v = lan.vipHolders();
       return v.length === 1 && v[0] === 'ews1';
     });
-    const atHandover = commands;
-    await until('commands after the handover', async () => commands >= atHandover + 10, 10_000);
+    const atHandover = stats.commands;
+    await until('commands after the handover', async () => stats.commands >= atHandover + 10, 10_000);
 
     const d = await request(VIP, '/api/boards/ews3/drain', { method: 'POST', timeoutMs: 10_000 });
     assert.equal(d.status, 200, d.body);
     assert.deepEqual((JSON.parse(d.body) as { maintenance: string[] }).maintenance, [], 'the valve has ews2 still');
-    const atDrain = commands;
-    await until('commands after the drain', async () => commands >= atDrain + 10, 10_000);
-    stop = true;
-    await Promise.all(clients);
+    const atDrain = stats.commands;
+    await until('commands after the drain', async () => stats.commands >= atDrain + 10, 10_000);
+    await load.stop();
+    const { commands, pages, resets, bad } = stats;
 
     const ran = executed() - base;
     process.stdout.write(

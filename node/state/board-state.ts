@@ -8,6 +8,7 @@ import { type IntentLog, openIntentLog } from '../idempotency/intent-log.ts';
 import type { Logger } from '../log.ts';
 import { OperatorDisk } from '../operator/operator-disk.ts';
 import { nextBootEpoch } from './boot-epoch.ts';
+import { JournalClosed } from './journal.ts';
 
 export interface BoardState {
   durable: boolean;
@@ -22,7 +23,11 @@ export interface BoardState {
 export function openBoardState(stateDir: string | undefined, cfg: Config, self: BoardConfig, log: Logger): BoardState {
   const l = cfg.limits;
   const intents = openIntentLog(stateDir, self.id, l.idempotencyKeysMax, l.idempotencyTtlMs);
-  const disk = stateDir ? new OperatorDisk(stateDir, self.id, (what, e) => log.error({ err: e.message }, `cannot write the ${what} to the stateDir`)) : undefined;
+  const disk = stateDir
+    ? new OperatorDisk(stateDir, self.id, (what, e) =>
+        e instanceof JournalClosed ? log.debug({ err: e.message }, `${what} not written: stopping`) : log.error({ err: e.message }, `cannot write the ${what} to the stateDir`),
+      )
+    : undefined;
   return {
     durable: stateDir !== undefined,
     bytesWritten: () => (intents?.bytesWritten ?? 0) + (disk?.bytesWritten ?? 0),

@@ -7,6 +7,13 @@
 import { closeSync, fsync, openSync, readFileSync, write } from 'node:fs';
 import { writeDurably } from './boot-epoch.ts';
 
+/** An append after the journal was closed: the board is stopping (what the others hold comes back at its next boot). */
+export class JournalClosed extends Error {
+  constructor(file: string) {
+    super(`${file} is closed: the board is stopping`);
+  }
+}
+
 export class Journal {
   private fd: number;
   private queue: string[] = [];
@@ -19,6 +26,8 @@ export class Journal {
   lines = 0;
   /** Bytes appended since it was opened (what the flash has been given). */
   bytesWritten = 0;
+  /** Closed (the board is stopping): appends are refused with JournalClosed, not written to a closed descriptor. */
+  private closed = false;
 
   constructor(private readonly file: string) {
     this.fd = openSync(file, 'a', 0o600);
@@ -52,6 +61,7 @@ export class Journal {
 
   /** Several lines in the same write; resolves once they are on disk. */
   appendAll(lines: readonly unknown[]): Promise<void> {
+    if (this.closed) return Promise.reject(new JournalClosed(this.file));
     for (const l of lines) this.queue.push(`${JSON.stringify(l)}\n`);
     this.lines += lines.length;
     const p = new Promise<void>((resolve, reject) => this.waiters.push((err) => (err ? reject(err) : resolve())));
@@ -65,6 +75,7 @@ export class Journal {
    * written again, and their appends resolve with the rewrite.
    */
   rewrite(text: () => string): void {
+    if (this.closed) return;
     this.pendingRewrite = text;
     if (!this.flushing) this.flush();
   }
@@ -76,6 +87,8 @@ export class Journal {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     closeSync(this.fd);
   }
 

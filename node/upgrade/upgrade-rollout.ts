@@ -161,12 +161,13 @@ export class UpgradeRollout {
       step(b, 'draining');
       await drainBoard(deps, b.index, true, user);
       step(b, 'sending');
+      const [epoch, sentAt] = [d.mirror.epochOf(b.index), Date.now()];
       const sent = body ? await this.send(b, '/api/cluster/upgrade', body) : await this.send(b, '/api/cluster/rollback', Buffer.from(JSON.stringify({ at: Date.now() })));
       let outcome = sent;
       if (sent.startsWith('restart ')) {
         const version = sent.slice('restart '.length);
         step(b, 'restarting', `to ${version}; waiting for its health`);
-        const h = await this.back(b, version, started);
+        const h = await this.back(b, version, started, epoch, sentAt);
         outcome = h === true ? `${body ? 'upgraded' : 'rolled back'} to ${version} in ${Date.now() - started} ms` : h;
       }
       await drainBoard(deps, b.index, false, user);
@@ -193,8 +194,13 @@ export class UpgradeRollout {
     return { from: VERSION, to, stopped: stopped ?? null, master, boards };
   }
 
-  /** Until the board's HEALTH shows `to` with runstate 1 (true), or why not. */
-  private async back(b: BoardConfig, to: string, since: number): Promise<true | string> {
+  /**
+   * Until the board's HEALTH shows `to` with runstate 1 (true), or why not. A board that restarted
+   * (a boot epoch above `epoch`, its epoch when it was sent the release) and whose HEALTH, sampled
+   * by a process started since then (its uptime says so, to the second), shows another version
+   * went back by itself: said at once, not at the end of the wait.
+   */
+  private async back(b: BoardConfig, to: string, since: number, epoch: number, sentAt: number): Promise<true | string> {
     const { d } = this;
     const end = since + d.running.cfg.upgrade.healthS * 1000 + 10_000;
     let seen: string | undefined;
@@ -203,6 +209,7 @@ export class UpgradeRollout {
       if (h && h.at > since && d.mirror.table.runstate(b.index) === 1) {
         if (h.version === to) return true;
         seen = h.version;
+        if (d.mirror.epochOf(b.index) > epoch && Date.now() - h.uptimeS * 1000 >= sentAt - 1500) break;
       }
       await sleep(POLL_MS);
     }

@@ -6,65 +6,27 @@
 // stops; then a tampered bundle, and one two protocol versions away, are refused before any board is touched.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { currentRelease, installRelease, switchRelease } from '../../node/upgrade/releases.ts';
-import { makeBundle, newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
+import { currentRelease } from '../../node/upgrade/releases.ts';
 import { BOARD_NODE_FLAGS } from '../../shared/node-flags.ts';
-import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
-import { freePorts, httpGet, ROOT, waitFor } from './harness.ts';
-
-const key = newSigningKey();
-const pub = parsePublicKey(key.publicKey) as Exclude<ReturnType<typeof parsePublicKey>, string>;
+import { freePorts, httpGet, waitFor } from './harness.ts';
+import { type Bundles, makeBundles, type Supervised, supervise } from './release-fixture.ts';
 
 describe('rolling upgrade under supervisors', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-upgrade-'));
-  const keyFile = join(dir, 'sign.pem');
   const bundles: Record<string, string> = {};
+  let made: Bundles;
   const ids = ['b1', 'b2', 'b3'];
   let urls: string[] = [];
-  let stopping = false;
-  const procs = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
   const prefix = (id: string) => join(dir, id);
 
-  const pack = (version: string, from = join(ROOT, 'dist/board')) => {
-    const out = join(dir, `ews-${version}.ewsb`);
-    execFileSync(process.execPath, ['--import', 'tsx', 'deploy/make-bundle.ts', '--key', keyFile, '--version', version, '--from', from, '--out', out], { cwd: ROOT });
-    bundles[version] = out;
-    return out;
-  };
-  /** Runs the board again whenever it exits, the previous release's guard first. */
-  const supervise = (id: string, file: string) => {
-    const log = (d: Buffer | string) => logs.set(id, ((logs.get(id) ?? '') + d.toString()).slice(-20_000));
-    const run = () => {
-      if (stopping) return;
-      const p = prefix(id);
-      // As the unit's ExecStartPre=- does: a guard that fails does not stop the start.
-      if (existsSync(join(p, 'previous')))
-        try {
-          log(execFileSync(process.execPath, [join(p, 'previous', 'ews.js'), 'upgrade-guard', '--prefix', p]));
-        } catch (e) {
-          log(`[guard failed: ${(e as Error).message.slice(0, 200)}]\n`);
-        }
-      const child = spawn(process.execPath, [...BOARD_NODE_FLAGS, join(p, 'current', 'ews.js'), 'start', '--config', file, '--board', id], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, EWS_LOG_LEVEL: 'warn' },
-      });
-      child.stdout!.on('data', log);
-      child.stderr!.on('data', log);
-      child.on('exit', (code) => {
-        log(`[exited ${code}]\n`);
-        setTimeout(run, 100);
-      });
-      procs.set(id, child);
-    };
-    run();
-  };
+  const sups = new Map<string, Supervised>();
+  const log = (id: string) => (text: string) => logs.set(id, ((logs.get(id) ?? '') + text).slice(-20_000));
   const view = async (i = 0) =>
     JSON.parse((await httpGet(`${urls[i]}/api/cluster`, { timeoutMs: 2000 })).text) as { master: string | null; boards: Array<{ id: string; runstate: number; health: { version: string } | null }> };
   const versions = async () => {
@@ -99,15 +61,9 @@ describe('rolling upgrade under supervisors', () => {
     });
 
   before(async () => {
-    writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
-    execFileSync('bash', ['deploy/pack.sh'], { cwd: ROOT, stdio: 'ignore' });
-    pack('0.1.0');
-    pack('0.2.0');
-    // A release whose board dies at start.
-    const broken = join(dir, 'broken');
-    cpSync(join(ROOT, 'dist/board'), broken, { recursive: true });
-    writeFileSync(join(broken, 'ews.js'), 'process.exit(3);\n');
-    pack('0.3.0', broken);
+    made = makeBundles(dir);
+    const { base, next, dies } = made.files;
+    Object.assign(bundles, { '0.1.0': base, '0.2.0': next, '0.3.0': dies });
     const ports = await freePorts(6);
     const boards = ids.map((id, i) => ({ id, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
     urls = boards.map((b) => `http://127.0.0.1:${b.httpPort}`);
@@ -119,29 +75,20 @@ describe('rolling upgrade under supervisors', () => {
         boards,
         auth: { disabled: true },
         stateDir: join(dir, 'state'),
-        upgrade: { publicKey: key.publicKey, healthS: 10 },
+        upgrade: { publicKey: made.key.publicKey, healthS: 10 },
       }),
     );
     for (const id of ids) {
-      mkdirSync(prefix(id));
-      installRelease(prefix(id), openBundle(readFileSync(bundles['0.1.0']!), pub, process.arch));
-      switchRelease(prefix(id), '0.1.0');
-      supervise(id, file);
+      made.install(prefix(id));
+      sups.set(
+        id,
+        supervise(prefix(id), (entry) => [process.execPath, [...BOARD_NODE_FLAGS, entry, 'start', '--config', file, '--board', id]], log(id)),
+      );
     }
     await allOn('0.1.0');
   });
   after(async () => {
-    stopping = true;
-    await Promise.all(
-      [...procs.values()].map(
-        (p) =>
-          new Promise<void>((r) => {
-            if (p.exitCode !== null || p.signalCode !== null) return r();
-            p.once('exit', () => r());
-            p.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all([...sups.values()].map((x) => x.stop()));
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -231,18 +178,11 @@ describe('rolling upgrade under supervisors', () => {
   });
 
   test('a tampered bundle is refused before any board is touched', async () => {
-    const b = readFileSync(bundles['0.2.0']!);
-    b[b.length - 5] = b[b.length - 5]! ^ 1;
-    const file = join(dir, 'tampered.ewsb');
-    writeFileSync(file, b);
-    const r = await upgrade(file);
+    const r = await upgrade(made.files.tampered);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.code, 'BAD_BUNDLE');
     // Signed and whole, but two protocol versions from the cluster's: its boards could not join the others.
-    const opened = openBundle(readFileSync(bundles['0.2.0']!), pub, undefined);
-    const far = join(dir, 'far.ewsb');
-    writeFileSync(far, makeBundle({ version: '0.4.0', arch: 'any', protocol: PROTOCOL_VERSION + 2 }, opened.files, key.privatePem));
-    const r2 = await upgrade(far);
+    const r2 = await upgrade(made.files.far);
     assert.equal(r2.status, 400, JSON.stringify(r2.json));
     assert.match(r2.json.error.message, /protocol/);
     await allOn('0.1.0');

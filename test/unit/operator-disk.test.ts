@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { OperatorDisk } from '../../node/operator/operator-disk.ts';
 import { OperatorState } from '../../node/operator/operator-state.ts';
+import { JournalClosed } from '../../node/state/journal.ts';
 import { parseConfig } from '../../shared/config.ts';
 
 const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
@@ -107,4 +108,22 @@ test('bounded on disk: the audit journal is compacted to what the log keeps, the
     a.op.log.since(0).map((e) => e.text),
     'the newest 10, as in memory',
   );
+});
+
+test('an entry logged after the disk closed (the board stopping) is refused as JournalClosed, never written to a closed descriptor', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ews-disk-closed-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const errors: Error[] = [];
+  const disk = new OperatorDisk(dir, 'b1', (_what, e) => errors.push(e));
+  disk.read();
+  const entry = { at: 1, kind: 'command', subject: 'valve3', status: 200, text: 'set', user: 'olga', board: 'b1' } as unknown as Parameters<OperatorDisk['logged']>[0];
+  disk.logged(entry, () => [entry], 100);
+  await disk.close();
+  disk.logged({ ...entry, at: 2 }, () => [entry], 100);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(
+    errors.map((e) => [e instanceof JournalClosed, e.message.includes('EBADF')]),
+    [[true, false]],
+  );
+  assert.equal(readFileSync(join(dir, 'b1.audit.log'), 'utf8').trim().split('\n').length, 1, 'the entry before the close is on disk');
 });
