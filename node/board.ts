@@ -159,7 +159,7 @@ export class Board {
     // event loop (hundreds of ms on a small board), which after joining would look like a dead
     // master and hand mastership on.
     if (b.cfg.mqtt) await import('mqtt');
-    if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index))) await import('serialport');
+    if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index && a.port !== ''))) await import('serialport');
     void b.mqtt.start();
     await b.mirror.start();
     b.idem.announceRecovered();

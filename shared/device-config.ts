@@ -1,17 +1,23 @@
-// The `devices` and `schedules` sections, validated into typed objects.
+// The `devices` and `schedules` sections, validated into typed objects (a Modbus device's points,
+// actions and TCP address: shared/modbus-config.ts).
 import { type CronSpec, parseCron } from './cron.ts';
+import {
+  type ActionInput,
+  actionInput,
+  int,
+  type ModbusAction,
+  type ModbusPoint,
+  num,
+  type Problems,
+  readModbusActions,
+  readModbusPoints,
+  readTcpTarget,
+  type TcpTarget,
+  unknownKeys,
+} from './modbus-config.ts';
 
-export type RegisterKind = 'coil' | 'discrete' | 'input' | 'holding';
-export interface ModbusPoint {
-  readonly name: string;
-  readonly kind: RegisterKind;
-  readonly address: number;
-  readonly scale: number;
-  readonly unit: string | undefined;
-  readonly min: number | undefined;
-  readonly max: number | undefined;
-  readonly signed: boolean;
-}
+export type { ActionInput, ModbusAction, ModbusPoint, Problems, RegisterKind, TcpTarget } from './modbus-config.ts';
+
 export interface LinePoint {
   readonly name: string;
   readonly query: string;
@@ -20,21 +26,6 @@ export interface LinePoint {
   readonly unit: string | undefined;
   readonly min: number | undefined;
   readonly max: number | undefined;
-}
-/** What an action does with its input: nothing (fixed), or a number/boolean from the body's "value". */
-/** `step`: a value must be a whole multiple of it (a register holds whole units of its scale). */
-export interface ActionInput {
-  readonly required: boolean;
-  readonly type: 'number' | 'boolean';
-  readonly min: number | undefined;
-  readonly max: number | undefined;
-  readonly step: number | undefined;
-}
-export interface ModbusAction {
-  readonly name: string;
-  readonly write: string;
-  readonly fixed: number | boolean | undefined;
-  readonly input: ActionInput | undefined;
 }
 /** `idempotent`: sending it twice does no harm (e.g. "SET 40"), so a late or garbled reply may be retried. */
 export interface LineAction {
@@ -54,6 +45,7 @@ export interface SerialSettings {
 export interface Attachment {
   readonly board: number;
   readonly boardId: string;
+  /** The serial port's path; '' for a Modbus TCP device (the board reaches it over the network). */
   readonly port: string;
 }
 
@@ -74,8 +66,12 @@ interface DeviceBase {
   readonly simulate: SimulatorKind | undefined;
 }
 export interface ModbusDevice extends DeviceBase {
-  readonly driver: 'modbus-rtu';
+  readonly driver: 'modbus-rtu' | 'modbus-tcp';
   readonly unitId: number;
+  /** driver modbus-tcp: where the device listens. */
+  readonly tcp: TcpTarget | undefined;
+  /** The unit id a Modbus TCP client asks the cluster's gateway for to reach this device. */
+  readonly gatewayUnit: number | undefined;
   readonly points: readonly ModbusPoint[];
   readonly actions: readonly ModbusAction[];
 }
@@ -98,33 +94,13 @@ export interface ScheduleConfig {
 
 type Raw = Record<string, unknown>;
 const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
-const KINDS: readonly RegisterKind[] = ['coil', 'discrete', 'input', 'holding'];
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 
-export interface Problems {
-  bad(path: string, problem: string): void;
-}
-
-function num(o: Raw, k: string, p: string, out: Problems): number | undefined {
-  const v = o[k];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) return (out.bad(`${p}.${k}`, 'must be a number'), undefined);
-  return v;
-}
-function int(o: Raw, k: string, p: string, out: Problems, def: number, min: number, max: number): number {
-  const v = o[k];
-  if (v === undefined) return def;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return (out.bad(`${p}.${k}`, `must be an integer from ${min} to ${max}`), def);
-  return v;
-}
 function str(o: Raw, k: string, p: string, out: Problems, def?: string): string {
   const v = o[k];
   if (v === undefined && def !== undefined) return def;
   if (typeof v !== 'string' || v.length === 0) return (out.bad(`${p}.${k}`, v === undefined ? 'is required' : 'must be a non-empty string'), def ?? '');
   return v;
-}
-function unknownKeys(o: Raw, p: string, allowed: readonly string[], out: Problems): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) out.bad(`${p}.${k}`, 'unknown key');
 }
 function regex(o: Raw, k: string, p: string, out: Problems, needGroup: boolean): RegExp | undefined {
   if (o[k] === undefined) return undefined;
@@ -150,13 +126,6 @@ function serial(o: Raw, p: string, out: Problems): SerialSettings {
   return { baudRate: int(s, 'baudRate', `${p}.serial`, out, 9600, 50, 4_000_000), parity: parity as SerialSettings['parity'], dataBits: dataBits as 7 | 8, stopBits: stopBits as 1 | 2 };
 }
 
-function actionInput(a: Raw, p: string, out: Problems, type: 'number' | 'boolean', point?: { min: number | undefined; max: number | undefined; kind?: string; scale?: number }): ActionInput {
-  const min = num(a, 'min', p, out) ?? point?.min;
-  const max = num(a, 'max', p, out) ?? point?.max;
-  if (min !== undefined && max !== undefined && min > max) out.bad(`${p}.min`, 'is above max');
-  return { required: true, type, min, max, step: point?.kind === 'holding' ? point.scale : undefined };
-}
-
 export function readDevices(list: readonly unknown[], boardIds: readonly string[], out: Problems): DeviceConfig[] {
   const devices: DeviceConfig[] = [];
   const ids = new Set<string>();
@@ -172,20 +141,22 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     if (ids.has(id)) out.bad(`${p}.id`, `duplicate device "${id}"`);
     ids.add(id);
     const driver = str(d, 'driver', p, out);
-    if (driver !== 'modbus-rtu' && driver !== 'line') {
-      out.bad(`${p}.driver`, 'must be "modbus-rtu" or "line"');
+    if (driver !== 'modbus-rtu' && driver !== 'modbus-tcp' && driver !== 'line') {
+      out.bad(`${p}.driver`, 'must be "modbus-rtu", "modbus-tcp" or "line"');
       return;
     }
+    const tcp = driver === 'modbus-tcp';
     const common = ['id', 'name', 'driver', 'attach', 'serial', 'timeoutMs', 'retries', 'pollMs', 'points', 'actions', 'simulate'];
     const simulate = d.simulate;
     if (simulate !== undefined && !['pump', 'valve', 'sensor', 'counter'].includes(simulate as string)) out.bad(`${p}.simulate`, 'must be "pump", "valve", "sensor" or "counter"');
     if (simulate === 'pump' && driver !== 'modbus-rtu') out.bad(`${p}.simulate`, 'the pump simulator speaks Modbus RTU');
     if ((simulate === 'valve' || simulate === 'sensor' || simulate === 'counter') && driver !== 'line') out.bad(`${p}.simulate`, `the ${simulate} simulator speaks the line protocol`);
-    unknownKeys(d, p, driver === 'modbus-rtu' ? [...common, 'unitId'] : [...common, 'eol', 'ok'], out);
+    const modbusKeys = ['unitId', 'gatewayUnit', ...(tcp ? ['host', 'port', 'framing'] : [])];
+    unknownKeys(d, p, driver === 'line' ? [...common, 'eol', 'ok'] : [...common, ...modbusKeys].filter((k) => !(tcp && (k === 'serial' || k === 'simulate'))), out);
     const ser = serial(d, p, out);
     const attach: Attachment[] = [];
     const al = d.attach;
-    if (!Array.isArray(al) || al.length === 0) out.bad(`${p}.attach`, 'needs at least one { "board", "port" }');
+    if (!Array.isArray(al) || al.length === 0) out.bad(`${p}.attach`, tcp ? 'needs at least one { "board" } that can reach the device' : 'needs at least one { "board", "port" }');
     else
       al.forEach((a, j) => {
         const ap = `${p}.attach[${j}]`;
@@ -193,10 +164,15 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
           out.bad(ap, 'must be an object');
           return;
         }
-        unknownKeys(a, ap, ['board', 'port'], out);
+        unknownKeys(a, ap, tcp ? ['board'] : ['board', 'port'], out);
         const boardId = str(a, 'board', ap, out);
         const board = boardIds.indexOf(boardId);
         if (boardId && board < 0) out.bad(`${ap}.board`, `"${boardId}" is not one of the boards`);
+        if (tcp) {
+          if (attach.some((x) => x.board === board)) out.bad(`${ap}.board`, 'attached twice to the same board');
+          attach.push({ board, boardId, port: '' });
+          return;
+        }
         const port = str(a, 'port', ap, out);
         if (port && !port.startsWith('/')) out.bad(`${ap}.port`, 'must be an absolute path (e.g. /dev/ttyUSB0)');
         if (attach.some((x) => x.board === board)) out.bad(`${ap}.board`, 'attached twice to the same board');
@@ -220,59 +196,17 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});
     const rawActions = d.actions === undefined ? {} : isObj(d.actions) ? d.actions : (out.bad(`${p}.actions`, 'must be an object of named actions'), {});
     if (Object.keys(rawActions).includes('read')) out.bad(`${p}.actions.read`, '"read" is built in (reads every point)');
-    if (driver === 'modbus-rtu') {
-      const points: ModbusPoint[] = [];
-      for (const [name, pt] of Object.entries(rawPoints)) {
-        const pp = `${p}.points.${name}`;
-        if (!isObj(pt)) {
-          out.bad(pp, 'must be an object');
-          continue;
-        }
-        unknownKeys(pt, pp, [...KINDS, 'scale', 'unit', 'min', 'max', 'signed'], out);
-        const kinds = KINDS.filter((k) => pt[k] !== undefined);
-        if (kinds.length !== 1) {
-          out.bad(pp, 'needs exactly one of coil, discrete, input, holding (its address)');
-          continue;
-        }
-        const kind = kinds[0]!;
-        points.push({
-          name,
-          kind,
-          address: int(pt, kind, pp, out, 0, 0, 65535),
-          scale: num(pt, 'scale', pp, out) ?? 1,
-          unit: typeof pt.unit === 'string' ? pt.unit : undefined,
-          min: num(pt, 'min', pp, out),
-          max: num(pt, 'max', pp, out),
-          signed: pt.signed === true,
-        });
+    if (driver !== 'line') {
+      const points = readModbusPoints(rawPoints, p, out);
+      const actions = readModbusActions(rawActions, points, p, out);
+      // A TCP device may be any unit (0 and 255 are common); on a serial bus 1-247 (0 is broadcast).
+      const unitId = tcp ? int(d, 'unitId', p, out, 1, 0, 255) : int(d, 'unitId', p, out, 1, 1, 247);
+      const gatewayUnit = d.gatewayUnit === undefined ? undefined : int(d, 'gatewayUnit', p, out, 1, 1, 247);
+      if (gatewayUnit !== undefined) {
+        const other = devices.find((x) => x.driver !== 'line' && x.gatewayUnit === gatewayUnit);
+        if (other) out.bad(`${p}.gatewayUnit`, `${gatewayUnit} is already device "${other.id}"'s`);
       }
-      const actions: ModbusAction[] = [];
-      for (const [name, ac] of Object.entries(rawActions)) {
-        const ap = `${p}.actions.${name}`;
-        if (!isObj(ac)) {
-          out.bad(ap, 'must be an object');
-          continue;
-        }
-        unknownKeys(ac, ap, ['write', 'value', 'from', 'min', 'max'], out);
-        const target = points.find((x) => x.name === ac.write);
-        if (!target) {
-          out.bad(`${ap}.write`, 'must name a point of this device');
-          continue;
-        }
-        if (target.kind !== 'coil' && target.kind !== 'holding') {
-          out.bad(`${ap}.write`, `point "${target.name}" is read-only (${target.kind})`);
-          continue;
-        }
-        const type = target.kind === 'coil' ? 'boolean' : 'number';
-        if (ac.from !== undefined && ac.from !== 'value') out.bad(`${ap}.from`, 'must be "value"');
-        if ((ac.value === undefined) === (ac.from === undefined)) {
-          out.bad(ap, 'needs either a fixed "value" or "from": "value"');
-          continue;
-        }
-        if (ac.value !== undefined && typeof ac.value !== type) out.bad(`${ap}.value`, `must be a ${type} for a ${target.kind}`);
-        actions.push({ name, write: target.name, fixed: ac.value as number | boolean | undefined, input: ac.from === 'value' ? actionInput(ac, ap, out, type, target) : undefined });
-      }
-      devices.push({ ...base, driver, unitId: int(d, 'unitId', p, out, 1, 1, 247), points, actions });
+      devices.push({ ...base, driver, unitId, tcp: tcp ? readTcpTarget(d, p, out) : undefined, gatewayUnit, points, actions });
     } else {
       const eol = typeof d.eol === 'string' && d.eol.length > 0 && d.eol.length <= 4 ? d.eol : d.eol === undefined ? '\n' : (out.bad(`${p}.eol`, 'must be 1 to 4 characters'), '\n');
       const ok = regex(d, 'ok', p, out, false);

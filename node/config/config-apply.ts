@@ -56,7 +56,8 @@ export function checkConfig(text: Buffer | string): { raw: Record<string, unknow
 /** What this board cannot run in `next`: a serial port its devices name that is not here. */
 export function boardProblems(next: Config, board: BoardConfig, portExists: (path: string) => boolean = existsSync): string[] {
   const out: string[] = [];
-  for (const d of next.devices) for (const a of d.attach) if (a.board === board.index && !portExists(a.port)) out.push(`devices.${d.id}: serial port ${a.port} does not exist on board ${board.id}`);
+  for (const d of next.devices)
+    for (const a of d.attach) if (a.board === board.index && a.port !== '' && !portExists(a.port)) out.push(`devices.${d.id}: serial port ${a.port} does not exist on board ${board.id}`);
   return out;
 }
 

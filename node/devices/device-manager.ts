@@ -6,6 +6,7 @@ import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import { readLine, sendLine } from './line-driver.ts';
 import { type PointValue, readModbus, writeModbus } from './modbus-driver.ts';
+import { openTcpPort, tcpPath } from './modbus-tcp.ts';
 import { PortWorker, type Priority } from './port-worker.ts';
 import { type PortFactory, SerialLine } from './serial-line.ts';
 
@@ -54,11 +55,15 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private add(dev: DeviceConfig): void {
     const at = dev.attach.find((a) => a.board === this.board);
     if (!at) return;
-    let worker = this.workers.get(at.port);
+    // A Modbus TCP device has a connection of its own (tcp://host:port), reconnected as a port is reopened.
+    const tcp = dev.driver === 'modbus-tcp' ? dev.tcp : undefined;
+    const key = tcp ? `${tcpPath(tcp.host, tcp.port)}#${dev.id}` : at.port;
+    let worker = this.workers.get(key);
     if (!worker) {
-      const line = new SerialLine(at.port, dev.serial, this.factory, this.log, 50, this.opts.backoffMaxMs);
+      const factory: PortFactory = tcp ? (path) => openTcpPort(path, Math.max(1000, dev.timeoutMs)) : this.factory;
+      const line = new SerialLine(tcp ? tcpPath(tcp.host, tcp.port) : at.port, dev.serial, factory, this.log, 50, this.opts.backoffMaxMs);
       worker = new PortWorker(line, this.opts.queueMax);
-      this.workers.set(at.port, worker);
+      this.workers.set(key, worker);
       if (this.started) line.start();
     }
     const online = () => this.update(entry, { online: true, error: null });
@@ -147,7 +152,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const e = this.entry(id);
     const t0 = performance.now();
     try {
-      const points = await e.worker.run(priority, (io) => (e.dev.driver === 'modbus-rtu' ? readModbus(io, e.dev) : readLine(io, e.dev)));
+      const points = await e.worker.run(priority, (io) => (e.dev.driver === 'line' ? readLine(io, e.dev) : readModbus(io, e.dev)));
       this.update(e, { points, updatedAt: Date.now(), error: null, online: true });
       return { result: points, ms: Math.round(performance.now() - t0) };
     } catch (err) {
@@ -162,7 +167,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const t0 = performance.now();
     const counted = `${id} ${action}`;
     this.actionCounts.set(counted, (this.actionCounts.get(counted) ?? 0) + 1);
-    if (dev.driver === 'modbus-rtu') {
+    if (dev.driver !== 'line') {
       const a = dev.actions.find((x) => x.name === action)!;
       const written = await e.worker.run(priority, (io) => writeModbus(io, dev, a.write, value ?? a.fixed ?? 0));
       this.update(e, { points: { ...e.snap.points, [a.write]: written }, updatedAt: Date.now(), error: null, online: true });

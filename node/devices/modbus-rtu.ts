@@ -1,11 +1,7 @@
-// Modbus RTU framing, both sides, pure: bytes in, frames or errors out.
-// Function codes: 1 read coils, 2 read discrete inputs, 3 read holding, 4 read input registers,
-// 5 write single coil, 6 write single register. Exceptions: fc | 0x80, one code byte.
-import type { RegisterKind } from '../../shared/device-config.ts';
+// Modbus RTU framing, both sides, pure: a unit id, a PDU (shared/modbus-pdu.ts) and a CRC-16.
+// The same frames travel over a serial line and, for a serial-to-Ethernet server, over TCP.
+import { FC, PDU_BYTES_MAX, type Reply, type Request, encodeReply as replyPdu, encodeRequest as requestPdu, responseLength } from '../../shared/modbus-pdu.ts';
 
-export const READ_FC: Record<RegisterKind, number> = { coil: 1, discrete: 2, holding: 3, input: 4 };
-export const WRITE_COIL = 5;
-export const WRITE_REGISTER = 6;
 export const FRAME_BYTES_MAX = 256; // the RTU limit
 
 export function crc16(buf: Uint8Array, end = buf.length): number {
@@ -17,102 +13,52 @@ export function crc16(buf: Uint8Array, end = buf.length): number {
   return crc;
 }
 
-function withCrc(body: number[]): Buffer {
-  const b = Buffer.alloc(body.length + 2);
-  body.forEach((v, i) => {
-    b[i] = v;
-  });
-  b.writeUInt16LE(crc16(b, body.length), body.length);
+/** A unit id and a PDU, framed: unit | pdu | CRC (low byte first). */
+export function rtuFrame(unit: number, pdu: Buffer): Buffer {
+  const b = Buffer.alloc(pdu.length + 3);
+  b[0] = unit;
+  pdu.copy(b, 1);
+  b.writeUInt16LE(crc16(b, pdu.length + 1), pdu.length + 1);
   return b;
 }
 
-export interface Request {
-  unit: number;
-  fc: number;
-  address: number /** quantity (reads) or value (writes) */;
-  arg: number;
-}
+export type FrameResult = { status: 'more' } | { status: 'frame'; pdu: Buffer } | { status: 'error'; message: string };
 
-export function encodeRequest(r: Request): Buffer {
-  return withCrc([r.unit, r.fc, r.address >> 8, r.address & 0xff, (r.arg >> 8) & 0xff, r.arg & 0xff]);
-}
-
-export type Reply = { kind: 'bits'; values: boolean[] } | { kind: 'registers'; values: number[] } | { kind: 'written'; address: number; value: number } | { kind: 'exception'; code: number };
-
-export const EXCEPTIONS: Record<number, string> = { 1: 'illegal function', 2: 'illegal data address', 3: 'illegal data value', 4: 'device failure', 5: 'acknowledge', 6: 'device busy' };
-
-export type ParseResult = { status: 'more' } | { status: 'frame'; reply: Reply; length: number } | { status: 'error'; message: string };
-
-/** The reply to `req` at the start of `buf`, if complete. Anything unexpected is an error, never a guess. */
-export function parseReply(req: Request, buf: Buffer): ParseResult {
+/** The response PDU to function `fc` from `unit` at the start of `buf`, once whole and its CRC checked. */
+export function readRtuReply(unit: number, fc: number, buf: Buffer): FrameResult {
   if (buf.length < 2) return { status: 'more' };
-  if (buf[0] !== req.unit) return { status: 'error', message: `reply from unit ${buf[0]}, expected ${req.unit}` };
-  const fc = buf[1]!;
-  let len: number;
-  if (fc === (req.fc | 0x80)) len = 5;
-  else if (fc !== req.fc) return { status: 'error', message: `reply with function ${fc}, expected ${req.fc}` };
-  else if (fc <= 4) {
-    if (buf.length < 3) return { status: 'more' };
-    const want = fc <= 2 ? Math.ceil(req.arg / 8) : req.arg * 2;
-    if (buf[2] !== want) return { status: 'error', message: `reply with ${buf[2]} data bytes, expected ${want}` };
-    len = 5 + want;
-  } else len = 8;
-  if (buf.length < len) return { status: 'more' };
-  if (buf.readUInt16LE(len - 2) !== crc16(buf, len - 2)) return { status: 'error', message: 'bad CRC' };
-  if (buf.length > len) return { status: 'error', message: `${buf.length - len} trailing bytes after the reply` };
-  if (fc & 0x80) return { status: 'frame', length: len, reply: { kind: 'exception', code: buf[2]! } };
-  if (fc <= 2) {
-    const values: boolean[] = [];
-    for (let i = 0; i < req.arg; i++) values.push(((buf[3 + (i >> 3)]! >> (i & 7)) & 1) === 1);
-    return { status: 'frame', length: len, reply: { kind: 'bits', values } };
-  }
-  if (fc <= 4) {
-    const values: number[] = [];
-    for (let i = 0; i < req.arg; i++) values.push(buf.readUInt16BE(3 + 2 * i));
-    return { status: 'frame', length: len, reply: { kind: 'registers', values } };
-  }
-  return { status: 'frame', length: len, reply: { kind: 'written', address: buf.readUInt16BE(2), value: buf.readUInt16BE(4) } };
+  if (buf[0] !== unit) return { status: 'error', message: `reply from unit ${buf[0]}, expected ${unit}` };
+  const len = responseLength(fc, buf.subarray(1));
+  if (len === 'more') return { status: 'more' };
+  if (typeof len !== 'number') return { status: 'error', message: len.error };
+  if (len > PDU_BYTES_MAX) return { status: 'error', message: 'reply longer than a PDU' };
+  if (buf.length < len + 3) return { status: 'more' };
+  if (buf.readUInt16LE(len + 1) !== crc16(buf, len + 1)) return { status: 'error', message: 'bad CRC' };
+  if (buf.length > len + 3) return { status: 'error', message: `${buf.length - len - 3} trailing bytes after the reply` };
+  return { status: 'frame', pdu: buf.subarray(1, len + 1) };
 }
 
-// ---- server side (simulators) ----
+// ---- server side (simulators): the 8-byte requests of functions 1 to 6 ----
 
-export type RequestParse = { status: 'more' } | { status: 'request'; req: Request; length: number } | { status: 'skip'; length: number };
+export type RequestParse = { status: 'more' } | { status: 'request'; unit: number; req: Request; length: number } | { status: 'skip'; length: number };
 
-/** A request at the start of `buf` (all supported requests are 8 bytes). Bad bytes are skipped one at a time. */
-export function parseRequest(buf: Buffer): RequestParse {
+/** A request of function 1-6 at the start of `buf` (8 bytes each). Bad bytes are skipped one at a time. */
+export function parseRtuRequest(buf: Buffer): RequestParse {
   if (buf.length < 8) return { status: 'more' };
   if (buf.readUInt16LE(6) !== crc16(buf, 6)) return { status: 'skip', length: 1 };
-  return { status: 'request', length: 8, req: { unit: buf[0]!, fc: buf[1]!, address: buf.readUInt16BE(2), arg: buf.readUInt16BE(4) } };
+  const fc = buf[1]!,
+    address = buf.readUInt16BE(2),
+    arg = buf.readUInt16BE(4);
+  const req: Request | undefined =
+    fc >= FC.readCoils && fc <= FC.readInput
+      ? { fc: fc as 1 | 2 | 3 | 4, address, count: arg }
+      : fc === FC.writeCoil
+        ? { fc: 5, address, value: arg === 0xff00 }
+        : fc === FC.writeRegister
+          ? { fc: 6, address, value: arg }
+          : undefined;
+  return req ? { status: 'request', unit: buf[0]!, req, length: 8 } : { status: 'skip', length: 1 };
 }
 
-export function encodeReply(req: Request, reply: Reply): Buffer {
-  switch (reply.kind) {
-    case 'exception':
-      return withCrc([req.unit, req.fc | 0x80, reply.code]);
-    case 'bits': {
-      const bytes = new Array<number>(Math.ceil(reply.values.length / 8)).fill(0);
-      reply.values.forEach((v, i) => {
-        if (v) bytes[i >> 3]! |= 1 << (i & 7);
-      });
-      return withCrc([req.unit, req.fc, bytes.length, ...bytes]);
-    }
-    case 'registers':
-      return withCrc([req.unit, req.fc, reply.values.length * 2, ...reply.values.flatMap((v) => [(v >> 8) & 0xff, v & 0xff])]);
-    case 'written':
-      return withCrc([req.unit, req.fc, reply.address >> 8, reply.address & 0xff, (reply.value >> 8) & 0xff, reply.value & 0xff]);
-  }
-}
-
-/** Group point reads into as few requests as possible: same kind, addresses close together. */
-export function planReads(points: ReadonlyArray<{ kind: RegisterKind; address: number }>, gapMax = 8, spanMax = 64): Array<{ kind: RegisterKind; address: number; count: number }> {
-  const out: Array<{ kind: RegisterKind; address: number; count: number }> = [];
-  // Code-unit order, not localeCompare: that loads ICU's collation tables (3 MB of RSS) for four ASCII words.
-  const sorted = [...points].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.address - b.address));
-  for (const p of sorted) {
-    const last = out[out.length - 1];
-    if (last && last.kind === p.kind && p.address - (last.address + last.count - 1) <= gapMax && p.address - last.address < spanMax) {
-      last.count = Math.max(last.count, p.address - last.address + 1);
-    } else out.push({ kind: p.kind, address: p.address, count: 1 });
-  }
-  return out;
-}
+export const rtuRequest = (unit: number, req: Request): Buffer => rtuFrame(unit, requestPdu(req));
+export const rtuReply = (unit: number, fc: number, reply: Reply): Buffer => rtuFrame(unit, replyPdu(fc, reply));

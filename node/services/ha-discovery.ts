@@ -12,7 +12,7 @@ export interface DiscoveryMessage {
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
-const isBoolean = (d: DeviceConfig, point: string) => d.driver === 'modbus-rtu' && d.points.some((p) => p.name === point && (p.kind === 'coil' || p.kind === 'discrete'));
+const isBoolean = (d: DeviceConfig, point: string) => d.driver !== 'line' && d.points.some((p) => p.name === point && (p.kind === 'coil' || p.kind === 'discrete'));
 
 export function discoveryMessages(cfg: Config, discoveryPrefix: string, prefix: string): DiscoveryMessage[] {
   const node = slug(`ews_${cfg.cluster.name}`);

@@ -43,8 +43,11 @@ describe('Modbus RTU driver against pymodbus', () => {
             h2: { holding: 2 },
             temp: { input: 0, scale: 0.1 },
             neg: { input: 1, signed: true },
+            f32: { holding: 3, type: 'float32' },
+            i32: { holding: 5, type: 'int32', wordOrder: 'little' },
+            setpoint: { holding: 8, type: 'float32', unit: 'bar' },
           },
-          actions: { 'c3-on': { write: 'c3', value: true }, 'set-h2': { write: 'h2', from: 'value' } },
+          actions: { 'c3-on': { write: 'c3', value: true }, 'set-h2': { write: 'h2', from: 'value' }, 'set-point': { write: 'setpoint', from: 'value' } },
         },
         { id: 'beyond', driver: 'modbus-rtu', attach: [{ board: 'b1', port: pty.a }], unitId: 1, timeoutMs: 300, retries: 0, points: { h16: { holding: 16 } } },
       ],
@@ -71,7 +74,7 @@ describe('Modbus RTU driver against pymodbus', () => {
 
   test('reads coils, discrete inputs, holding and input registers (scaled, signed) in grouped requests', async () => {
     const r = await m.read('plc', 'control');
-    assert.deepEqual(r.result, { c0: false, c3: false, d0: true, d1: false, h0: 7, speed: 150, h2: 0, temp: 21.5, neg: -1 });
+    assert.deepEqual(r.result, { c0: false, c3: false, d0: true, d1: false, h0: 7, speed: 150, h2: 0, temp: 21.5, neg: -1, f32: 123.456, i32: -2, setpoint: 0 });
   });
 
   test('writes a coil and a register and reads them back', async () => {
@@ -82,7 +85,18 @@ describe('Modbus RTU driver against pymodbus', () => {
     assert.equal(r.result.h2, 4321);
   });
 
+  test('a float32 setpoint is one FC16 write of two registers, read back whole; a value a float32 cannot hold is refused before the bus', async () => {
+    const before = m.worker(pty.a)!.transactions;
+    const w = await m.act('plc', 'set-point', 2.75, 'control');
+    assert.deepEqual(w.result, { setpoint: 2.75 });
+    assert.equal(m.worker(pty.a)!.transactions, before + 1, 'one exchange for both registers');
+    assert.equal((await m.read('plc', 'control')).result.setpoint, 2.75);
+    const sent = m.worker(pty.a)!.transactions;
+    await assert.rejects(m.act('plc', 'set-point', 1.23456789, 'control'), (e: EwsError) => e.code === 'BAD_REQUEST' && /does not survive the round trip through a float32/.test(e.message));
+    assert.equal(m.worker(pty.a)!.transactions, sent, 'nothing sent');
+  });
+
   test("an illegal address gets the peer's exception 2 as a clear device error", async () => {
-    await assert.rejects(m.read('beyond', 'control'), (e: EwsError) => e.code === 'DEVICE_ERROR' && e.status === 502 && /exception 2 \(illegal data address\)/.test(e.message));
+    await assert.rejects(m.read('beyond', 'control'), (e: EwsError) => e.code === 'DEVICE_ERROR' && e.status === 502 && /^exception 2, illegal data address$/.test(e.message));
   });
 });

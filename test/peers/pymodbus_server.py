@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # A third-party Modbus RTU server (pymodbus) on a serial line, for testing our driver against.
-# coils 0-15 (0 off), discrete inputs 0-15 (1,0,1,0,...), holding 0-15 ([7, 1500, 0...]),
+# coils 0-15 (0 off), discrete inputs 0-15 (1,0,1,0,...), holding 0-15 ([7, 1500, 0, then a float32
+# 123.456 high word first at 3-4, an int32 -2 low word first at 5-6, 0...]),
 # input registers 0-15 ([215, 65535, 0...]). Address 16 and above: exception 2.
 import asyncio
 import sys
@@ -12,7 +13,7 @@ from pymodbus.transaction import ModbusRtuFramer
 store = ModbusSlaveContext(
     di=ModbusSequentialDataBlock(0, [1, 0] * 8),
     co=ModbusSequentialDataBlock(0, [0] * 16),
-    hr=ModbusSequentialDataBlock(0, [7, 1500] + [0] * 14),
+    hr=ModbusSequentialDataBlock(0, [7, 1500, 0, 0x42F6, 0xE979, 0xFFFE, 0xFFFF] + [0] * 9),
     ir=ModbusSequentialDataBlock(0, [215, 65535] + [0] * 14),
     zero_mode=True,
 )

@@ -314,3 +314,68 @@ test('classes[].standingWaitMs: off unless set, at most the class deadline; qos.
   assert.equal(parseConfig(valid()).qos.standingMs, 500);
   assert.ok(problems({ ...valid(), qos: { standingMs: 5 } }).some((p) => p.startsWith('qos.standingMs')));
 });
+
+test('Modbus points and TCP devices: types, word orders, hosts, unit ids and gateway units checked by name; check-config exits 2', () => {
+  const tcp = (over: Record<string, unknown>) => ({ id: 'meter', driver: 'modbus-tcp', host: '127.0.0.1', attach: [{ board: 'ews1' }], points: { kwh: { input: 0, type: 'float32' } }, ...over });
+  const good = parseConfig({
+    ...valid(),
+    devices: [
+      tcp({ gatewayUnit: 3, unitId: 0, points: { kwh: { input: 0, type: 'float32', wordOrder: 'little', byteSwap: true }, total: { holding: 10, type: 'uint32', scale: 0.1, offset: -5 } } }),
+      {
+        id: 'drive',
+        driver: 'modbus-rtu',
+        attach: [{ board: 'ews2', port: '/dev/ttyS0' }],
+        gatewayUnit: 4,
+        points: { hz: { holding: 0, signed: true } },
+        actions: { set: { write: 'hz', from: 'value' } },
+      },
+    ],
+  });
+  const meter = good.devices[0]!;
+  assert.ok(meter.driver === 'modbus-tcp');
+  assert.deepEqual(meter.tcp, { host: '127.0.0.1', port: 502, framing: 'tcp' });
+  assert.deepEqual(meter.attach, [{ board: 0, boardId: 'ews1', port: '' }]);
+  assert.deepEqual(
+    meter.points.map((p) => [p.name, p.words, p.format]),
+    [
+      ['kwh', 2, { type: 'float32', wordOrder: 'little', byteSwap: true, scale: 1, offset: 0 }],
+      ['total', 2, { type: 'uint32', wordOrder: 'big', byteSwap: false, scale: 0.1, offset: -5 }],
+    ],
+  );
+  const drive = good.devices[1]!;
+  assert.ok(drive.driver === 'modbus-rtu');
+  assert.equal(drive.points[0]!.format?.type, 'int16', 'signed: true is int16');
+  assert.equal(drive.actions[0]!.input?.step, 1);
+  const bad = problems({
+    ...valid(),
+    devices: [
+      tcp({
+        host: 'not a host!',
+        unitId: 256,
+        gatewayUnit: 5,
+        framing: 'udp',
+        points: { a: { input: 0, type: 'float16' }, b: { holding: 1, wordOrder: 'middle' }, c: { coil: 2, type: 'int32' }, d: { holding: 65535, type: 'int32' } },
+      }),
+      tcp({ id: 'm2', host: undefined, gatewayUnit: 5, attach: [{ board: 'ews1', port: '/dev/x' }] }),
+    ],
+  });
+  for (const want of [
+    /^devices\[0\]\.host: must be an IPv4 address or a host name$/,
+    /^devices\[0\]\.unitId: must be an integer from 0 to 255$/,
+    /^devices\[0\]\.framing: must be "tcp"/,
+    /^devices\[0\]\.points\.a\.type: must be one of int16, uint16, int32, uint32, float32, float64$/,
+    /^devices\[0\]\.points\.b\.wordOrder: must be "big"/,
+    /^devices\[0\]\.points\.c\.type: a coil is one bit/,
+    /^devices\[0\]\.points\.d\.holding: its 2 registers run past address 65535$/,
+    /^devices\[1\]\.host: is required for driver modbus-tcp$/,
+    /^devices\[1\]\.gatewayUnit: 5 is already device "meter"'s$/,
+    /^devices\[1\]\.attach\[0\]\.port: unknown key$/,
+  ])
+    assert.ok(
+      bad.some((p) => want.test(p)),
+      `${want} in ${bad.join('\n')}`,
+    );
+  const cli = ews('check-config', '--config', file({ ...valid(), devices: [tcp({ points: { a: { input: 0, type: 'float16' } } })] }));
+  assert.equal(cli.status, 2);
+  assert.match(cli.stderr, /^devices\[0\]\.points\.a\.type: must be one of/m);
+});
