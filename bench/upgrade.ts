@@ -16,7 +16,7 @@ import { parseConfig } from '../shared/config.ts';
 import { makeBundles } from '../test/integration/release-fixture.ts';
 import { spread } from './spread.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PROBE_EVERY_MS = 10,
   PROBE_TIMEOUT_MS = 300;
@@ -41,6 +41,7 @@ interface Round {
 
 const dir = mkdtempSync(join(tmpdir(), 'ews-bench-upgrade-'));
 const made = makeBundles(dir);
+const bundleMb = (readFileSync(made.files.next).length / 1e6).toFixed(1);
 const prefix = (id: string) => join(dir, id);
 
 const allOn = (lan: Lan, version: string) =>
@@ -138,7 +139,6 @@ try {
 }
 const nodeTimes = rounds.flatMap((r) => Object.values(r.nodesMs));
 const sum = (k: 'requests' | 'non2xx' | 'failedConnections') => rounds.reduce((a, r) => a + r[k], 0);
-const bundleMb = (readFileSync(made.files.next).length / 1e6).toFixed(1);
 const data = {
   run: started,
   node: process.version,

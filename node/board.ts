@@ -35,6 +35,7 @@ import { idemBroadcast } from './idempotency/idem-broadcast.ts';
 import { IdempotentExecutor } from './idempotency/idempotent-exec.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Loopback } from './services/loopback.ts';
+import { ModbusGateway } from './services/modbus-gateway.ts';
 import { MqttBridge } from './services/mqtt-bridge.ts';
 import { Notifier } from './services/notifier.ts';
 import { Schedules } from './services/schedules.ts';
@@ -95,6 +96,7 @@ export class Board {
     const schedules = new Schedules(running, log, metrics, service('schedule'), new Loopback(self, opts.tls, 4));
     const sources = { cluster: view, devices: () => directory.list(), alarms: () => this.reactions.operator.alarms.list() };
     const mqtt = new MqttBridge(cfg, self, sources, log, metrics, service('mqtt'), new Loopback(self, opts.tls, 4));
+    const gateway = new ModbusGateway(running, log, metrics, service('gateway'), new Loopback(self, opts.tls, 8));
     const hub = new EventsHub(l.sseClientsMax, l.sseClientsPerUserMax, l.sseBytesMax);
     const transport = opts.transport ?? systemTransport;
     // The cluster protocol (UDP, heartbeats, election, the VIP) on a thread of its own.
@@ -103,8 +105,7 @@ export class Board {
     const linkDrops = metrics.counter('ews_link_dropped_total', 'Dispatch-link frames refused (the connection is closed), by reason');
     const executor = new Executor(cfg, self, mirror, handlers, metrics, mirror.bootEpoch);
     const limits = linkLimits(cfg, opts.tls !== undefined);
-    const [boardsNow, devicesNow] = [() => running.cfg.boards, () => running.cfg.devices];
-    const dropLink = (reason: string) => linkDrops.inc({ reason });
+    const [boardsNow, devicesNow, dropLink] = [() => running.cfg.boards, () => running.cfg.devices, (reason: string) => linkDrops.inc({ reason })];
     const dispatch = new DispatchClient(boardsNow, frames, l.headersTimeoutMs, dropLink, limits.requestBytesMax, (b) => mirror.protocolOf(b), opts.tls);
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
     const programBoards = (n: string): readonly number[] | undefined => reactions.programs.boardsWith(n);
@@ -113,11 +114,10 @@ export class Board {
     const [relay, sync, tls, owned] = [new MasterRelay(cfg, self, opts.tls), service('sync'), opts.tls, handlers.programs];
     const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
     const heard = (b: number) => push.converge(b);
-    const parts = { running, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, view, closing, sync, tls, notifier, owned, heard };
+    const parts = { running, self: self.index, log, mirror, intake, relay, devices, directory, idem, state, hub, mqtt, schedules, gateway, view, closing, sync, tls, notifier, owned, heard };
     const reactions = new ClusterReactions({ cfg, ...parts });
     const operator = () => reactions.operator;
-    const [file, restart] = [opts.pushedConfigFile, opts.restart];
-    const portExists = opts.openPort ? () => true : existsSync;
+    const [file, restart, portExists] = [opts.pushedConfigFile, opts.restart, opts.openPort ? () => true : existsSync];
     const apply = new ConfigApply({ running, started: cfg, self, log, file, restart, portExists, guard, intake, devices, directory, operator, notifier, schedules });
     const push = new ConfigPush({ running, self, mirror, health: () => reactions.health, operator, apply, intake, tls, log, restart });
     const upBoard = new UpgradeBoard({ running, self, log, exit: opts.exit });

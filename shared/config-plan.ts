@@ -9,7 +9,7 @@ export const LIVE_SECTIONS = ['auth', 'classes', 'devices', 'alarms', 'schedules
 /** Live sections the master's dispatch core was made from: it is made again when idle (a busy master hands the cluster on first). */
 export const CORE_SECTIONS: readonly Section[] = ['classes', 'qos'];
 /** Sections a board takes only when it starts: a push that changes one restarts the boards one at a time, the master last. */
-export const RESTART_SECTIONS = ['cluster', 'boards', 'limits', 'history', 'cgi', 'mqtt', 'stateDir', 'tls', 'benchmarkHandlers'] as const;
+export const RESTART_SECTIONS = ['cluster', 'boards', 'limits', 'history', 'cgi', 'mqtt', 'stateDir', 'tls', 'benchmarkHandlers', 'gateway'] as const;
 
 export type Section = (typeof LIVE_SECTIONS)[number] | (typeof RESTART_SECTIONS)[number];
 

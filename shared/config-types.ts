@@ -3,6 +3,7 @@
 
 import type { CgiConfig } from './cgi-config.ts';
 import type { DeviceConfig, ScheduleConfig } from './device-config.ts';
+import type { GatewayConfig } from './gateway-config.ts';
 import type { NotifyConfig } from './notify-config.ts';
 import type { AlarmConfig, HistoryConfig } from './operator-config.ts';
 import type { UpgradeConfig } from './upgrade-config.ts';
@@ -210,6 +211,8 @@ export interface Config {
   readonly benchmarkHandlers: boolean;
   /** How the boards take a new release (signed bundles, node/upgrade/). */
   readonly upgrade: UpgradeConfig;
+  /** The cluster's Modbus TCP gateway, served by the master. */
+  readonly gateway: GatewayConfig;
   /** The config's version: a number that only grows as the cluster's config changes (0 unless given). */
   readonly configVersion: number;
   /** The content hash of the file (shared/config-digest.ts): boards with the same config report the same. */

@@ -6,6 +6,7 @@ import { parseClusterKey } from './cluster-key.ts';
 import { configDigest } from './config-digest.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
 import { readDevices, readSchedules } from './device-config.ts';
+import { readGateway } from './gateway-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
 import { ipv4ToInt, isIPv4 } from './ipv4.ts';
 import { readNotify } from './notify-config.ts';
@@ -256,6 +257,7 @@ export function parseConfig(raw: unknown): Config {
     'comment',
     'configVersion',
     'upgrade',
+    'gateway',
   ]);
   const cluster = readCluster(r, raw);
   const boards = readBoards(r, raw, cluster);
@@ -270,6 +272,8 @@ export function parseConfig(raw: unknown): Config {
   const schedules = readSchedules(r.arr(raw, 'schedules', '', false) ?? [], devices, r);
   const history = readHistory(r, raw);
   const upgrade = readUpgrade(r, raw);
+  const gateway = readGateway(r, raw);
+  if (gateway.modbusTcp && !devices.some((d) => d.driver !== 'line' && d.gatewayUnit !== undefined)) r.bad('gateway.modbusTcp', 'no device has a gatewayUnit: the gateway would reach nothing');
   const alarms = readAlarms(r, raw, devices);
   const notify = readNotify(r, raw);
   const cgi = readCgi(r, raw, devices);
@@ -299,7 +303,7 @@ export function parseConfig(raw: unknown): Config {
   const configVersion = r.int(raw, 'configVersion', '', 0, 0, Number.MAX_SAFE_INTEGER);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const digest = configDigest(raw);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, upgrade, configVersion, digest });
+  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, upgrade, gateway, configVersion, digest });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */

@@ -196,6 +196,7 @@ export function readDevices(list: readonly unknown[], boardIds: readonly string[
     const rawPoints = isObj(d.points) ? d.points : (out.bad(`${p}.points`, 'must be an object of named points'), {});
     const rawActions = d.actions === undefined ? {} : isObj(d.actions) ? d.actions : (out.bad(`${p}.actions`, 'must be an object of named actions'), {});
     if (Object.keys(rawActions).includes('read')) out.bad(`${p}.actions.read`, '"read" is built in (reads every point)');
+    if (driver !== 'line' && Object.keys(rawActions).includes('modbus')) out.bad(`${p}.actions.modbus`, '"modbus" is built in (the gateway\'s requests)');
     if (driver !== 'line') {
       const points = readModbusPoints(rawPoints, p, out);
       const actions = readModbusActions(rawActions, points, p, out);

@@ -22,6 +22,7 @@ import type { IdempotentExecutor } from '../idempotency/idempotent-exec.ts';
 import type { Logger } from '../log.ts';
 import { fetchSync } from '../operator/gap-fill.ts';
 import { OperatorState } from '../operator/operator-state.ts';
+import type { ModbusGateway } from '../services/modbus-gateway.ts';
 import type { MqttBridge } from '../services/mqtt-bridge.ts';
 import type { Notifier } from '../services/notifier.ts';
 import type { Schedules } from '../services/schedules.ts';
@@ -61,6 +62,8 @@ export interface ReactionDeps {
   hub: EventsHub;
   mqtt: MqttBridge;
   schedules: Schedules;
+  /** The Modbus TCP gateway, served while master. */
+  gateway: ModbusGateway;
   view(): ClusterView;
   closing(): boolean;
   /** A short-lived service session's headers, for asking the master for a gap (/api/sync). */
@@ -150,6 +153,7 @@ export class ClusterReactions {
     if (this.flushTimer) clearInterval(this.flushTimer);
     for (const t of this.devicePending.values()) clearTimeout(t);
     this.d.notifier?.close();
+    this.d.gateway.close();
     this.operator.flushHistory();
     await this.d.state.disk?.close();
     await this.d.state.revoked.drained();
@@ -180,6 +184,7 @@ export class ClusterReactions {
       if (e.kind === 'role') {
         d.log.info({ role: e.role, term: e.term, master: d.cfg.boards[e.master]?.id, previous: e.previous }, 'role');
         d.mqtt.setMaster(e.role === 'master');
+        if (!d.closing()) d.gateway.setMaster(e.role === 'master');
         d.notifier?.setMaster(e.role === 'master');
         if (e.role === 'master') {
           this.operator.record('master', { subject: d.cfg.boards[d.self]!.id, text: `${d.cfg.boards[d.self]!.id} became master (term ${e.term})` });

@@ -14,7 +14,7 @@ import type { HealthBook } from '../cluster/board-health.ts';
 import { requestBoard } from '../cluster/board-request.ts';
 import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import { readBody, sendJson } from '../http/http-io.ts';
+import { readBody, sendJson, whenDelivered } from '../http/http-io.ts';
 import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
@@ -63,7 +63,7 @@ export class ConfigPush {
     } finally {
       if (!restartSelf) this.busy = false;
     }
-    if (restartSelf) res.once('finish', () => void this.handOnAndRestart(user));
+    if (restartSelf) whenDelivered(res, () => void this.handOnAndRestart(user));
   }
 
   private async push(body: Buffer, user: string | null) {

@@ -5,7 +5,7 @@ import type { DeviceConfig } from '../../shared/device-config.ts';
 import { EwsError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import { readLine, sendLine } from './line-driver.ts';
-import { type PointValue, readModbus, writeModbus } from './modbus-driver.ts';
+import { type PointValue, readModbus, relayModbus, writeModbus } from './modbus-driver.ts';
 import { openTcpPort, tcpPath } from './modbus-tcp.ts';
 import { PortWorker, type Priority } from './port-worker.ts';
 import { type PortFactory, SerialLine } from './serial-line.ts';
@@ -178,6 +178,17 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     // A line command's reply is not its points: read them back so every panel shows the new state.
     this.poll(id);
     return { result: { reply }, ms: Math.round(performance.now() - t0) };
+  }
+
+  /** A client's PDU relayed to a Modbus device as it is (the gateway); a write is counted and read back. */
+  async relay(id: string, pdu: Buffer, write: boolean, priority: Priority): Promise<Buffer> {
+    const e = this.entry(id);
+    const dev = e.dev;
+    if (dev.driver === 'line') throw new EwsError('BAD_REQUEST', `device ${id} does not speak Modbus`);
+    if (write) this.actionCounts.set(`${id} modbus`, (this.actionCounts.get(`${id} modbus`) ?? 0) + 1);
+    const reply = await e.worker.run(priority, (io) => relayModbus(io, dev, pdu, write));
+    if (write) this.poll(id);
+    return reply;
   }
 
   private entry(id: string): Entry {

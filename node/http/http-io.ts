@@ -67,6 +67,28 @@ export function receiveFile(req: IncomingMessage, file: string, maxBytes: number
   });
 }
 
+/**
+ * Run `then` once the answer has reached the client: its connection closed (the client read the
+ * answer and hung up), or at most `maxMs` after the answer left. For a master about to hand the
+ * cluster on: the VIP leaves with the role, and an answer still unsent or unacknowledged on a
+ * connection to it could no longer be sent from an address the board has given up.
+ */
+export function whenDelivered(res: ServerResponse, then: () => void, maxMs = 2000): void {
+  res.once('finish', () => {
+    let done = false;
+    const go = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      then();
+    };
+    const timer = setTimeout(go, maxMs);
+    const s = res.socket;
+    if (!s || s.destroyed) return go();
+    s.once('close', go);
+  });
+}
+
 export type HeaderValue = string | number | string[];
 
 /** Where a handler writes its answer: a ServerResponse, or an answer captured for the dispatch link. */

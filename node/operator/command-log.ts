@@ -2,6 +2,7 @@
 // its answer has gone out: who, which device and action (or program and method), the value, the
 // outcome, and the board that ran it.
 import { programTarget } from '../../shared/cgi.ts';
+import { isWrite, parseRequest, type Request } from '../../shared/modbus-pdu.ts';
 import type { ClientAnswer } from '../http/lean-exchange.ts';
 import type { OperatorState } from './operator-state.ts';
 
@@ -28,6 +29,10 @@ export function logCommandWhenAnswered(op: OperatorState, user: string | null, p
   if (!m || m[2] === 'read') return; // reads (the schedules' every second) are not commands
   const device = decodeURIComponent(m[1]!).slice(0, 64),
     action = decodeURIComponent(m[2]!).slice(0, 32);
+  if (action === 'modbus') {
+    logGatewayWrite(op, user, device, body, res);
+    return;
+  }
   let value = '';
   try {
     const v = body.length > 0 && body.length <= 256 ? (JSON.parse(body.toString('utf8')) as { value?: unknown }).value : undefined;
@@ -43,6 +48,33 @@ export function logCommandWhenAnswered(op: OperatorState, user: string | null, p
       subject: device,
       status: res.statusCode,
       text: `${action}${value} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
+    });
+  });
+}
+
+/** A write through the Modbus gateway (reads are not commands): the function, where, how many, and the client's address. */
+function logGatewayWrite(op: OperatorState, user: string | null, device: string, body: Buffer, res: ClientAnswer): void {
+  let req: Request | undefined;
+  let client = '?';
+  try {
+    const b = JSON.parse(body.toString('utf8')) as { pdu?: unknown; client?: unknown };
+    const parsed = typeof b.pdu === 'string' && b.pdu.length <= 506 ? parseRequest(Buffer.from(b.pdu, 'hex')) : undefined;
+    req = parsed && 'req' in parsed ? parsed.req : undefined;
+    if (typeof b.client === 'string') client = b.client.slice(0, 45);
+  } catch {
+    /* the board answers a bad body with a 400 */
+  }
+  if (!req || !isWrite(req)) return;
+  const r = req;
+  const what = r.fc === 15 || r.fc === 16 ? `${r.values.length} from ${r.address}` : r.fc === 5 ? `${r.address} = ${r.value ? 'on' : 'off'}` : r.fc === 6 ? `${r.address} = ${r.value}` : '';
+  res.once('finish', () => {
+    const board = res.getHeader('x-ews-board');
+    const replayed = res.getHeader('idempotent-replayed') === 'true';
+    op.record('command', {
+      user,
+      subject: device,
+      status: res.statusCode,
+      text: `modbus FC${r.fc} ${what} from ${client} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
     });
   });
 }

@@ -19,7 +19,7 @@ import { drainBoard, handOverTo } from '../cluster/maintenance-routes.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
 import { configMac } from '../config/config-apply.ts';
 import type { RunningConfig } from '../config/running-config.ts';
-import { readBody, receiveFile, sendJson } from '../http/http-io.ts';
+import { readBody, receiveFile, sendJson, whenDelivered } from '../http/http-io.ts';
 import type { Intake } from '../http/intake.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorState } from '../operator/operator-state.ts';
@@ -81,7 +81,7 @@ export class UpgradeRollout {
       if (!exitSelf) this.busy = false;
     }
     if (exitSelf)
-      res.once('finish', () => {
+      whenDelivered(res, () => {
         void handOverTo({ cfg: this.d.running.cfg, mirror: this.d.mirror, operator: this.d.operator, pause: (ms) => this.d.intake.pauseDispatch(ms) }, null, user)
           .catch((e: unknown) => this.d.log.warn({ err: (e as Error).message }, 'no board took the cluster before the upgrade: a failover follows'))
           .then(() => this.d.exit?.());

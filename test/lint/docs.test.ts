@@ -41,7 +41,7 @@ test('docs/http-api.md lists every route, as the route table has it', () => {
   const page = read('docs/http-api.md');
   const m = /<!-- routes -->\n([\s\S]*?)\n<!-- \/routes -->/.exec(page);
   assert.ok(m, 'the routes markers');
-  assert.equal(m[1], routeTable(), 'paste this table between the markers:\n' + routeTable());
+  assert.equal(m[1], routeTable(), `paste this table between the markers:\n${routeTable()}`);
 });
 
 test('the README is a guide of at most 300 lines, and every page it and docs/ link to exists', () => {
