@@ -55,6 +55,7 @@ export interface LanOptions {
   /** Per board, the command that runs node (default: this node), e.g. qemu with an ARM node. */
   runners?: Record<string, string[]>;
   upgrade?: Record<string, unknown>;
+  gateway?: Record<string, unknown>;
   /** Per board, a releases prefix: the board runs its `current` under a supervisor that starts it again when it exits, as systemd does. */
   releases?: (id: string) => string;
 }
@@ -119,6 +120,7 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
     devices: opts.devices ?? [],
     ...(opts.alarms ? { alarms: opts.alarms } : {}),
     ...(opts.upgrade ? { upgrade: opts.upgrade } : {}),
+    ...(opts.gateway ? { gateway: opts.gateway } : {}),
     auth: opts.auth ?? { disabled: true },
     limits: { serialBackoffMaxMs: 200, ...opts.limits },
     stateDir,

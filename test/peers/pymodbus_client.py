@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # A third-party Modbus TCP client (pymodbus), driven by JSON lines on stdin, one JSON line out per
 # request: how an HMI or SCADA talks to the cluster's gateway in the tests. Usage:
-#   pymodbus_client.py HOST PORT
+#   pymodbus_client.py HOST PORT [TIMEOUT_S [RETRIES]]   (1 s and 3 retries by default)
 # In:  {"op": "read", "unit": 3, "address": 0, "count": 2}
 #      {"op": "write", "unit": 3, "address": 8, "values": [16416, 0]}
 #      {"op": "poll", "unit": 3, "address": 0, "count": 2, "everyMs": 100, "seconds": 5}
@@ -14,7 +14,9 @@ import time
 from pymodbus.client import ModbusTcpClient
 from pymodbus.pdu import ExceptionResponse
 
-client = ModbusTcpClient(sys.argv[1], port=int(sys.argv[2]), timeout=1, retries=3, retry_on_empty=True)
+timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1
+retries = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+client = ModbusTcpClient(sys.argv[1], port=int(sys.argv[2]), timeout=timeout, retries=retries, retry_on_empty=retries > 0)
 
 
 def run(cmd):
