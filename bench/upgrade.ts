@@ -36,6 +36,8 @@ interface Round {
   handoverGapMs: number;
   requests: number;
   non2xx: number;
+  /** The non-2xx answers by status and error code. */
+  non2xxCodes: Record<string, number>;
   failedConnections: number;
 }
 
@@ -74,6 +76,7 @@ async function round(lan: Lan, n: number): Promise<Round> {
     await Promise.all(inflight);
   })();
   const load = { requests: 0, non2xx: 0, failed: 0 };
+  const codes: Record<string, number> = {};
   const client = async (c: number) => {
     for (let i = 0; !stop; i++) {
       const r =
@@ -82,7 +85,11 @@ async function round(lan: Lan, n: number): Promise<Round> {
           : await request(VIP, '/echo?ms=5', { timeoutMs: 5000 });
       load.requests++;
       if (r.status === 0) load.failed++;
-      else if (r.status < 200 || r.status > 299) load.non2xx++;
+      else if (r.status < 200 || r.status > 299) {
+        load.non2xx++;
+        const code = `${r.status} ${/"code":"([A-Z_]+)"/.exec(r.body)?.[1] ?? ''}`.trim();
+        codes[code] = (codes[code] ?? 0) + 1;
+      }
     }
   };
   const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
@@ -114,6 +121,7 @@ async function round(lan: Lan, n: number): Promise<Round> {
     handoverGapMs: Math.round(gap),
     requests: load.requests,
     non2xx: load.non2xx,
+    non2xxCodes: codes,
     failedConnections: load.failed,
   };
   process.stdout.write(`upgrade ${n + 1}: ${JSON.stringify(r)}\n`);
@@ -152,6 +160,12 @@ const data = {
 };
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(join(RESULTS, 'upgrade.json'), `${JSON.stringify(data, null, 2)}\n`);
+const codesOf = (r: Round): string =>
+  r.non2xx
+    ? ` (${Object.entries(r.non2xxCodes)
+        .map(([c, n]) => `${n}× ${c}`)
+        .join(', ')})`
+    : '';
 const row = (name: string, s: { min: number; median: number; max: number }) => `| ${name} | ${s.min} ms | ${s.median} ms | ${s.max} ms |`;
 const md = `# Rolling upgrade (${started})
 
@@ -173,7 +187,7 @@ ${rounds
     (r, i) =>
       `| ${i + 1} | ${r.to} | ${r.master} | ${Object.entries(r.nodesMs)
         .map(([id, ms]) => `${id} ${ms} ms`)
-        .join(', ')} | ${r.masterMs} ms | ${r.totalMs} ms | ${r.handoverGapMs} ms | ${r.requests} | ${r.non2xx} | ${r.failedConnections} |`,
+        .join(', ')} | ${r.masterMs} ms | ${r.totalMs} ms | ${r.handoverGapMs} ms | ${r.requests} | ${r.non2xx}${codesOf(r)} | ${r.failedConnections} |`,
   )
   .join('\n')}
 `;

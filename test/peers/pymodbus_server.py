@@ -3,6 +3,7 @@
 # coils 0-15 (0 off), discrete inputs 0-15 (1,0,1,0,...), holding 0-15 ([7, 1500, 0, then a float32
 # 123.456 high word first at 3-4, an int32 -2 low word first at 5-6, 0...]),
 # input registers 0-15 ([215, 65535, 0...]). Address 16 and above: exception 2.
+# Usage: pymodbus_server.py PORT [BAUD] (9600 by default).
 import asyncio
 import sys
 
@@ -19,4 +20,4 @@ store = ModbusSlaveContext(
 )
 context = ModbusServerContext(slaves=store, single=True)
 print("ready", flush=True)
-asyncio.run(StartAsyncSerialServer(context=context, port=sys.argv[1], framer=ModbusRtuFramer, baudrate=9600))
+asyncio.run(StartAsyncSerialServer(context=context, port=sys.argv[1], framer=ModbusRtuFramer, baudrate=int(sys.argv[2]) if len(sys.argv) > 2 else 9600))
