@@ -70,8 +70,8 @@ describe('the Modbus TCP gateway', () => {
   });
   after(async () => {
     client?.stop();
+    server?.kill('SIGKILL');
     await c?.stop();
-    server?.kill();
   });
 
   test('reads reach the device through the master; an unknown unit is exception 10', async () => {
