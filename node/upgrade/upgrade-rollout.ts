@@ -1,7 +1,7 @@
 // POST /api/upgrade (admin, answered by the master): a rolling upgrade of the cluster to a signed
 // bundle. The master opens the bundle first (a tampered or wrongly signed one is refused before
 // any board is touched), then takes the nodes one at a time: drained, sent the bundle, counted
-// upgraded only when its HEALTH shows the new version with runstate 1 within upgrade.healthS
+// upgraded only when its HEALTH shows the new version with runstate 1 and its /healthz answers within upgrade.healthS
 // (a board that went back to its old release by itself stops the rollout, and the answer says
 // why), undrained. The master goes last: it answers, hands the cluster to an upgraded board and
 // exits into the new release. One rollout at a time; every step is in the audit log.
@@ -207,13 +207,23 @@ export class UpgradeRollout {
     while (Date.now() < end && d.mirror.role === 'master') {
       const h = d.health().get(b.index);
       if (h && h.at > since && d.mirror.table.runstate(b.index) === 1) {
-        if (h.version === to) return true;
+        // The new version in its HEALTH, running in the table, and its own /healthz answering.
+        if (h.version === to && (await this.healthz(b))) return true;
         seen = h.version;
         if (d.mirror.epochOf(b.index) > epoch && Date.now() - h.uptimeS * 1000 >= sentAt - 1500) break;
       }
       await sleep(POLL_MS);
     }
     return seen ? `came back on ${seen}: its new release did not prove healthy and it went back by itself; the rollout stopped` : `not back within upgrade.healthS + 10 s; the rollout stopped`;
+  }
+
+  /** The board's /healthz answers 200. */
+  private async healthz(b: BoardConfig): Promise<boolean> {
+    try {
+      return (await requestBoard(b, this.d.tls, { method: 'GET', path: '/healthz', headers: {}, body: Buffer.alloc(0), timeoutMs: 2000, answerBytesMax: 4096 })).status === 200;
+    } catch {
+      return false;
+    }
   }
 
   /** One board's answer: `restart <version>`, or why not. */
