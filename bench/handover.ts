@@ -6,14 +6,13 @@
 // not 2xx and its connections that failed. Results: bench/results/handover.{json,md}.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildLan, request, settled, VIP } from '../hw-test/lan.ts';
+import { buildLan, request, settled } from '../hw-test/lan.ts';
 import { parseConfig } from '../shared/config.ts';
 import { spread } from './spread.ts';
+import { PROBE_EVERY_MS, PROBE_TIMEOUT_MS, vipLoad } from './vip-load.ts';
 
 const HANDOVERS = Number(process.env.BENCH_HANDOVERS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
-const PROBE_EVERY_MS = 10,
-  PROBE_TIMEOUT_MS = 300;
 const RESULTS = join(import.meta.dirname, 'results');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const defaults = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }] }).cluster;
@@ -33,33 +32,7 @@ interface Round {
 
 async function round(lan: Awaited<ReturnType<typeof buildLan>>, n: number): Promise<Round> {
   const from = (await settled(lan, lan.ids, 20_000)).master!;
-  let stop = false;
-  const probes: Array<[number, string | undefined]> = [];
-  const probe = (async () => {
-    const inflight: Promise<void>[] = [];
-    while (!stop) {
-      inflight.push(
-        request(VIP, '/healthz', { timeoutMs: PROBE_TIMEOUT_MS }).then((r) => {
-          if (r.status === 200) probes.push([performance.now(), (JSON.parse(r.body) as { board: string }).board]);
-        }),
-      );
-      await sleep(PROBE_EVERY_MS);
-    }
-    await Promise.all(inflight);
-  })();
-  const load = { requests: 0, non2xx: 0, failed: 0 };
-  const client = async (c: number) => {
-    for (let i = 0; !stop; i++) {
-      const keyed = i % 2 === 0;
-      const r = keyed
-        ? await request(VIP, '/cgi-bin/echo?ms=5', { method: 'POST', body: '{}', headers: { 'idempotency-key': `h${n}-${c}-${i}` }, timeoutMs: 5000 })
-        : await request(VIP, '/echo?ms=5', { timeoutMs: 5000 });
-      load.requests++;
-      if (r.status === 0) load.failed++;
-      else if (r.status < 200 || r.status > 299) load.non2xx++;
-    }
-  };
-  const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
+  const load = vipLoad(`h${n}`, CLIENTS);
   await sleep(500);
   const t0 = performance.now();
   const answer = await request(lan.addr(from), '/api/cluster/handover', { method: 'POST', timeoutMs: 5000 });
@@ -67,8 +40,7 @@ async function round(lan: Awaited<ReturnType<typeof buildLan>>, n: number): Prom
   if (answer.status !== 200) throw new Error(`handover ${n}: ${answer.status} ${answer.body}`);
   const to = (JSON.parse(answer.body) as { to: string }).to;
   await sleep(1000);
-  stop = true;
-  await Promise.all([...clients, probe]);
+  const { probes, ...seen } = await load.stop();
   const served = probes.find(([t, b]) => t >= t0 && b === to);
   const window = probes.filter(([t]) => t >= t0 - 100).map(([t]) => t);
   let gap = 0;
@@ -79,9 +51,9 @@ async function round(lan: Awaited<ReturnType<typeof buildLan>>, n: number): Prom
     apiMs: Math.round(apiMs),
     servedMs: served ? Math.round(served[0] - t0) : NaN,
     gapMs: Math.round(gap),
-    requests: load.requests,
-    non2xx: load.non2xx,
-    failedConnections: load.failed,
+    requests: seen.requests,
+    non2xx: seen.non2xx,
+    failedConnections: seen.failed,
   };
   process.stdout.write(`handover ${n + 1}: ${JSON.stringify(r)}\n`);
   return r;

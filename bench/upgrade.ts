@@ -15,11 +15,10 @@ import { currentRelease } from '../node/upgrade/releases.ts';
 import { parseConfig } from '../shared/config.ts';
 import { makeBundles } from '../test/integration/release-fixture.ts';
 import { spread } from './spread.ts';
+import { PROBE_EVERY_MS, PROBE_TIMEOUT_MS, vipLoad } from './vip-load.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
-const PROBE_EVERY_MS = 10,
-  PROBE_TIMEOUT_MS = 300;
 const RESULTS = join(import.meta.dirname, 'results');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const defaults = parseConfig({ cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' }, boards: [{ id: 'a', address: '127.0.0.1' }] }).cluster;
@@ -61,38 +60,7 @@ async function round(lan: Lan, n: number): Promise<Round> {
   const master = (await settled(lan, lan.ids, 30_000)).master!;
   const to = `0.2.${n}`;
   const bundle = readFileSync(made.pack(to));
-  let stop = false;
-  const probes: number[] = [];
-  const probe = (async () => {
-    const inflight: Promise<void>[] = [];
-    while (!stop) {
-      inflight.push(
-        request(VIP, '/healthz', { timeoutMs: PROBE_TIMEOUT_MS }).then((r) => {
-          if (r.status === 200) probes.push(performance.now());
-        }),
-      );
-      await sleep(PROBE_EVERY_MS);
-    }
-    await Promise.all(inflight);
-  })();
-  const load = { requests: 0, non2xx: 0, failed: 0 };
-  const codes: Record<string, number> = {};
-  const client = async (c: number) => {
-    for (let i = 0; !stop; i++) {
-      const r =
-        i % 2 === 0
-          ? await request(VIP, '/cgi-bin/echo?ms=5', { method: 'POST', body: '{}', headers: { 'idempotency-key': `u${n}-${c}-${i}` }, timeoutMs: 5000 })
-          : await request(VIP, '/echo?ms=5', { timeoutMs: 5000 });
-      load.requests++;
-      if (r.status === 0) load.failed++;
-      else if (r.status < 200 || r.status > 299) {
-        load.non2xx++;
-        const code = `${r.status} ${/"code":"([A-Z_]+)"/.exec(r.body)?.[1] ?? ''}`.trim();
-        codes[code] = (codes[code] ?? 0) + 1;
-      }
-    }
-  };
-  const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
+  const load = vipLoad(`u${n}`, CLIENTS);
   await sleep(500);
   const t0 = performance.now();
   const answer = await request(VIP, '/api/upgrade', { method: 'POST', body: bundle, headers: { 'content-type': 'application/octet-stream' }, timeoutMs: 300_000 });
@@ -102,9 +70,8 @@ async function round(lan: Lan, n: number): Promise<Round> {
   await allOn(lan, to);
   const tDone = performance.now();
   await sleep(500);
-  stop = true;
-  await Promise.all([...clients, probe]);
-  const window = probes.filter((t) => t >= tAnswer - 100);
+  const { probes, codes, ...seen } = await load.stop();
+  const window = probes.map(([t]) => t).filter((t) => t >= tAnswer - 100);
   let gap = 0;
   for (let i = 1; i < window.length; i++) gap = Math.max(gap, window[i]! - window[i - 1]!);
   const nodesMs: Record<string, number> = {};
@@ -119,10 +86,10 @@ async function round(lan: Lan, n: number): Promise<Round> {
     masterMs: Math.round(tDone - tAnswer),
     totalMs: Math.round(tDone - t0),
     handoverGapMs: Math.round(gap),
-    requests: load.requests,
-    non2xx: load.non2xx,
+    requests: seen.requests,
+    non2xx: seen.non2xx,
     non2xxCodes: codes,
-    failedConnections: load.failed,
+    failedConnections: seen.failed,
   };
   process.stdout.write(`upgrade ${n + 1}: ${JSON.stringify(r)}\n`);
   return r;

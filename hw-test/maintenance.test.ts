@@ -8,52 +8,29 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { demoDevices } from '../dev/demo.ts';
-import { ValveSimulator } from '../dev/simulators/line-devices.ts';
-import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
 import { buildLan, type Lan, loadThroughVip, request, settled, until, VIP } from './lan.ts';
+import { type ValveBuses, valveBuses } from './valve-bus.ts';
 
 /** ews3's HTTP port once the second push has moved it. */
 const MOVED = 8081;
 
 describe('maintenance under load through the VIP', () => {
   let lan: Lan;
-  const ptys: PtyPair[] = [];
-  const wires: Array<Awaited<ReturnType<typeof ptyWire>>> = [];
   // What the valve's bus received (the boards restart during the test: their counters start again).
-  const sims: ValveSimulator[] = [];
-  const executed = () => sims[0]!.commands + sims[1]!.commands;
+  let buses: ValveBuses;
+  const executed = () => buses.executed();
 
   before(async () => {
     // The valve on a bus both ews2 and ews3 are wired to; a second valve on ews1, added by a push.
-    for (let i = 0; i < 3; i++) {
-      const pty = await ptyPair();
-      const wire = await ptyWire(pty.b);
-      const sim = new ValveSimulator('\n');
-      sim.attach(wire.wire);
-      sims.push(sim);
-      ptys.push(pty);
-      wires.push(wire);
-    }
-    const valve = (demoDevices(['ews1', 'ews2', 'ews3']) as Array<Record<string, unknown>>)[1]!;
-    const devices = [
-      {
-        ...valve,
-        simulate: undefined,
-        attach: [
-          { board: 'ews2', port: ptys[0]!.a },
-          { board: 'ews3', port: ptys[1]!.a },
-        ],
-      },
-    ];
+    buses = await valveBuses(3);
+    const devices = [buses.device()];
     lan = await buildLan({ devices, alarms: [{ id: 'open', device: 'valve3', point: 'position', above: 1000 }] });
     assert.equal((await settled(lan, lan.ids, 20_000)).master, 'ews1');
     await until('the valve online', async () => (JSON.parse((await request(VIP, '/api/devices')).body) as Array<{ online: boolean }>).every((d) => d.online));
   });
   after(async () => {
     await lan?.close();
-    for (const w of wires) await w.close();
-    for (const p of ptys) await p.kill();
+    await buses?.close();
   });
 
   test("a config pushed live, one that moves a port (a rolling restart), a planned handover, then a drain of the valve's board: no answer other than 2xx, every command once", async () => {
@@ -65,7 +42,7 @@ describe('maintenance under load through the VIP', () => {
     // 1. Live: a second valve (on ews1) and the valve's alarm threshold, on every board within 2 s.
     type Raw = { devices: object[]; boards: Array<{ id: string }> };
     const cfg = JSON.parse(readFileSync(lan.file, 'utf8')) as Raw;
-    const valve4 = { ...cfg.devices[0], id: 'valve4', attach: [{ board: 'ews1', port: ptys[2]!.a }] };
+    const valve4 = { ...cfg.devices[0], id: 'valve4', attach: [{ board: 'ews1', port: buses.ptys[2]!.a }] };
     const live = { ...cfg, devices: [...cfg.devices, valve4], alarms: [{ id: 'open', device: 'valve3', point: 'position', above: -1 }] };
     const t0 = Date.now();
     const p1 = await request(VIP, '/api/config', { method: 'PUT', body: JSON.stringify(live), timeoutMs: 10_000 });

@@ -10,22 +10,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { demoDevices } from '../dev/demo.ts';
-import { ValveSimulator } from '../dev/simulators/line-devices.ts';
 import { currentRelease } from '../node/upgrade/releases.ts';
-import { type PtyPair, ptyPair, ptyWire } from '../test/devices/pty.ts';
 import { type Bundles, makeBundles } from '../test/integration/release-fixture.ts';
 import { buildLan, type Lan, loadThroughVip, request, settled, until, VIP } from './lan.ts';
+import { type ValveBuses, valveBuses } from './valve-bus.ts';
 
 describe('a rolling upgrade on the namespace LAN under load through the VIP', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-hw-upgrade-'));
   const prefix = (id: string) => join(dir, id);
   let lan: Lan;
   let made: Bundles;
-  const ptys: PtyPair[] = [];
-  const wires: Array<Awaited<ReturnType<typeof ptyWire>>> = [];
-  const sims: ValveSimulator[] = [];
-  const executed = () => sims[0]!.commands + sims[1]!.commands;
+  let buses: ValveBuses;
+  const executed = () => buses.executed();
 
   /** Every board runs `version` (its HEALTH, and its `current` link), one master, the VIP on it alone. */
   const allOn = async (version: string) => {
@@ -82,30 +78,11 @@ describe('a rolling upgrade on the namespace LAN under load through the VIP', ()
 
   before(async () => {
     made = makeBundles(dir);
-    // The valve on a bus both ews2 and ews3 are wired to.
-    for (let i = 0; i < 2; i++) {
-      const pty = await ptyPair();
-      const wire = await ptyWire(pty.b);
-      const sim = new ValveSimulator('\n');
-      sim.attach(wire.wire);
-      sims.push(sim);
-      ptys.push(pty);
-      wires.push(wire);
-    }
-    const valve = (demoDevices(['ews1', 'ews2', 'ews3']) as Array<Record<string, unknown>>)[1]!;
-    const devices = [
-      {
-        ...valve,
-        simulate: undefined,
-        // A crash-looping release starts node several times a second on these 2 shared cores: the valve's
-        // 300 ms answer limit measured the host's CPU, not the upgrade (one command in 2119 timed out here).
-        timeoutMs: 2000,
-        attach: [
-          { board: 'ews2', port: ptys[0]!.a },
-          { board: 'ews3', port: ptys[1]!.a },
-        ],
-      },
-    ];
+    // The valve on a bus both ews2 and ews3 are wired to. A crash-looping release starts node several
+    // times a second on these 2 shared cores: the valve's 300 ms answer limit measured the host's
+    // CPU, not the upgrade (one command in 2119 timed out here).
+    buses = await valveBuses();
+    const devices = [buses.device({ timeoutMs: 2000 })];
     lan = await buildLan({
       devices,
       upgrade: { publicKey: made.key.publicKey, healthS: 10 },
@@ -120,8 +97,7 @@ describe('a rolling upgrade on the namespace LAN under load through the VIP', ()
   });
   after(async () => {
     await lan?.close();
-    for (const w of wires) await w.close();
-    for (const p of ptys) await p.kill();
+    await buses?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

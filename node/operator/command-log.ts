@@ -12,16 +12,7 @@ const DEVICE_ACTION = /^\/cgi-bin\/devices\/([^/?]+)\/([^/?]+)$/;
 export function logProgramWhenAnswered(op: OperatorState, user: string | null, method: string, path: string, res: ClientAnswer): void {
   const program = programTarget(path);
   if (!program) return;
-  res.once('finish', () => {
-    const board = res.getHeader('x-ews-board');
-    const replayed = res.getHeader('idempotent-replayed') === 'true';
-    op.record('command', {
-      user,
-      subject: program.name,
-      status: res.statusCode,
-      text: `${method} ${program.name}${program.pathInfo.slice(0, 64)} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
-    });
-  });
+  recordWhenAnswered(op, user, program.name, `${method} ${program.name}${program.pathInfo.slice(0, 64)}`, res);
 }
 
 export function logCommandWhenAnswered(op: OperatorState, user: string | null, path: string, body: Buffer, res: ClientAnswer): void {
@@ -40,15 +31,15 @@ export function logCommandWhenAnswered(op: OperatorState, user: string | null, p
   } catch {
     /* a malformed body is the device handler's 400; the log just has no value */
   }
+  recordWhenAnswered(op, user, device, `${action}${value}`, res);
+}
+
+/** The command in the audit log once its answer has gone: what, its status, the board that ran it, and whether it was replayed. */
+function recordWhenAnswered(op: OperatorState, user: string | null, subject: string, what: string, res: ClientAnswer): void {
   res.once('finish', () => {
     const board = res.getHeader('x-ews-board');
     const replayed = res.getHeader('idempotent-replayed') === 'true';
-    op.record('command', {
-      user,
-      subject: device,
-      status: res.statusCode,
-      text: `${action}${value} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
-    });
+    op.record('command', { user, subject, status: res.statusCode, text: `${what} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}` });
   });
 }
 
@@ -67,14 +58,5 @@ function logGatewayWrite(op: OperatorState, user: string | null, device: string,
   if (!req || !isWrite(req)) return;
   const r = req;
   const what = r.fc === 15 || r.fc === 16 ? `${r.values.length} from ${r.address}` : r.fc === 5 ? `${r.address} = ${r.value ? 'on' : 'off'}` : r.fc === 6 ? `${r.address} = ${r.value}` : '';
-  res.once('finish', () => {
-    const board = res.getHeader('x-ews-board');
-    const replayed = res.getHeader('idempotent-replayed') === 'true';
-    op.record('command', {
-      user,
-      subject: device,
-      status: res.statusCode,
-      text: `modbus FC${r.fc} ${what} from ${client} → ${res.statusCode}${typeof board === 'string' ? ` on ${board}` : ''}${replayed ? ' (replayed)' : ''}`,
-    });
-  });
+  recordWhenAnswered(op, user, device, `modbus FC${r.fc} ${what} from ${client}`, res);
 }
