@@ -233,4 +233,23 @@ describe('hardware in the loop', () => {
     assert.equal(overTmax, 0, 'no heartbeat gap long enough for a takeover');
     for (const h of after) assert.deepEqual([h!.master, h!.term], [before.master, before.term]);
   });
+
+  test('(i) the first board restarted while another is master: it joins without ever taking the VIP', async () => {
+    let h = await settled(lan);
+    if (h.master === 'ews1') {
+      assert.equal((await request(lan.addr('ews1'), '/api/cluster/handover?to=ews2', { method: 'POST', timeoutMs: 5000 })).status, 200);
+      h = await until('ews2 master', async () => {
+        const x = await settled(lan);
+        return x.master === 'ews2' ? x : undefined;
+      });
+    }
+    // Board 0 used to start as master and claim the address at once, stepping down 20 ms later:
+    // its gratuitous ARPs had already pointed the clients at it (11-69 s of stalled connections).
+    await lan.kill('ews1');
+    lan.start('ews1');
+    await until('ews1 back as a node', async () => (await health(lan, 'ews1'))?.role === 'node', 15_000);
+    assert.equal(await metric(lan.addr('ews1'), 'ews_vip_claims_total'), 0, 'ews1 never put the address on its interface');
+    assert.deepEqual(lan.vipHolders(), [h.master]);
+    assert.equal((await settled(lan)).master, h.master);
+  });
 });

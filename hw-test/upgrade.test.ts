@@ -71,6 +71,15 @@ describe('a rolling upgrade on the namespace LAN under load through the VIP', ()
     process.stdout.write(`# ${tag}: the step took ${Date.now() - t} ms after it answered\n`);
     await load.stop();
     const { commands, pages, resets, bad } = load.stats;
+    if (process.env.EWS_TEST_BOARD_LOG)
+      for (const id of lan.ids)
+        process.stdout.write(
+          `${(lan.logs.get(id) ?? '')
+            .split('\n')
+            .filter((l) => /cluster address|took over|"role"|stepped|step down/.test(l))
+            .map((l) => `# ${id}| ${l.slice(0, 300)}`)
+            .join('\n')}\n`,
+        );
     process.stdout.write(`# ${tag}: ${commands} commands, ${pages} pages, ${resets} sent again after no answer\n`);
     assert.deepEqual(bad, [], 'no answer other than 2xx');
     assert.equal(executed() - base, commands, 'every command ran exactly once');

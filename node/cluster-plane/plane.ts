@@ -5,9 +5,10 @@
 // dispatch answers, the application packets to broadcast, and that it is alive. If it stays
 // silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
 // it), and the board rejoins as a node once the thread answers again.
-import { type Clock, systemClock, type Timers } from '../../shared/clock.ts';
+import { type Clock, systemClock, type Timer, type Timers } from '../../shared/clock.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { Registry } from '../../shared/metrics.ts';
+import { vipStep } from '../../shared/vip-plan.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { ClusterLink } from './cluster-link.ts';
 import { absClock, type FromPlane, type PlaneData, type PlanePort, type PlaneState, type ToPlane } from './messages.ts';
@@ -71,6 +72,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   // idle board's request-thread CPU). Its own silence check may see a board silent that much early.
   const heardEveryMs = Math.max(1, Math.floor(cluster.tthresholdMs / 8));
   let quiet = false;
+  let bootClaim: Timer | undefined;
   let sentKey = '';
   let sentAt = -Infinity;
   link.afterApply = () => {
@@ -83,11 +85,18 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
     if (events.length === 0 && key === sentKey && now - sentAt < heardEveryMs) return;
     sentKey = key;
     sentAt = now;
-    // The address follows the role, decided here: a board that sees a newer term lets it go at once.
+    // The address follows the role (shared/vip-plan.ts): a board that sees a newer term lets it go at once.
     for (const e of events) {
-      if (e.kind === 'role' && e.role === 'master') void vip?.claim();
-      else if (e.kind === 'role' && e.previous === 'master') void vip?.release();
-      else if (e.kind === 'stale-master') void vip?.announce();
+      const step = vipStep(e, cluster.tmaxMs);
+      if (step?.do === 'claim') {
+        timers.clear(bootClaim);
+        const term = link.core.term;
+        if (step.afterMs === 0) void vip?.claim();
+        else bootClaim = timers.setTimeout(() => link.core.role === 'master' && link.core.term === term && void vip?.claim(), step.afterMs);
+      } else if (step?.do === 'release') {
+        timers.clear(bootClaim);
+        void vip?.release();
+      } else if (step?.do === 'announce') void vip?.announce();
     }
     statesPosted.inc();
     post({ t: 'state', state: s, events });

@@ -38,6 +38,7 @@ export class VipManager {
   held = false;
   private retry: NodeJS.Timeout | undefined;
   private readonly errors: Counter;
+  private readonly claims: Counter;
   private duplicates = 0;
   private announcing: NodeJS.Timeout[] = [];
 
@@ -51,6 +52,8 @@ export class VipManager {
     private readonly start: StartCommand = startCommand,
   ) {
     this.errors = metrics.counter('ews_vip_errors_total', 'Failed VIP operations, by step');
+    this.claims = metrics.counter('ews_vip_claims_total', 'Times this board put the cluster address on its interface');
+    this.claims.inc({}, 0);
     metrics.gauge('ews_vip_held', 'Whether this board holds the cluster address', () => [[{ address: vip.address }, this.held ? 1 : 0]]);
   }
 
@@ -59,11 +62,24 @@ export class VipManager {
     this.want = true;
     return this.enqueue(() => this.doClaim());
   }
-  /** Someone else may be answering for the address: say again that it is here. */
+  /**
+   * Someone else may be answering for the address (a board that claimed it as it booted, say):
+   * say again that it is here, as a burst over the next second, so the last word the clients'
+   * ARP caches hear is ours, not that of a board whose own announcements were still on their way.
+   */
   announce(): Promise<void> {
     return this.enqueue(async () => {
-      if (this.held) await this.arp();
+      if (this.held) this.burst();
     });
+  }
+
+  /** Gratuitous ARPs: one now, then GARP_COUNT - 1 more GARP_INTERVAL_MS apart (a newer burst replaces the one under way). */
+  private burst(): void {
+    const { address, interface: dev } = this.vip;
+    this.stopAnnouncing();
+    const garp = () => this.start('arping', ['-U', '-c', '1', '-I', dev, address]);
+    garp();
+    for (let i = 1; i < GARP_COUNT; i++) this.announcing.push(setTimeout(garp, i * GARP_INTERVAL_MS));
   }
   /** At boot: a previous run of this board may have died holding the address. */
   releaseStale(): Promise<void> {
@@ -117,12 +133,11 @@ export class VipManager {
         return;
       }
       this.held = true;
+      this.claims.inc();
       this.log.info({ address, dev }, 'holding cluster address');
       // Announce now and over the next second, without holding up the next operation.
       this.stopAnnouncing();
-      const garp = () => this.start('arping', ['-U', '-c', '1', '-I', dev, address]);
-      garp();
-      for (let i = 1; i < GARP_COUNT; i++) this.announcing.push(setTimeout(garp, i * GARP_INTERVAL_MS));
+      this.burst();
       return;
     }
     await this.arp();

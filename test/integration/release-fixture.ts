@@ -84,7 +84,7 @@ export function supervise(prefix: string, command: (entry: string) => [string, s
         log(`[guard failed: ${(e as Error).message.slice(0, 200)}]\n`);
       }
     const [program, args] = command(join(prefix, 'current', 'ews.js'));
-    const p = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: 'warn' } });
+    const p = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EWS_LOG_LEVEL: process.env.EWS_TEST_BOARD_LOG ?? 'warn' } });
     p.stdout!.on('data', (d: Buffer) => log(d.toString()));
     p.stderr!.on('data', (d: Buffer) => log(d.toString()));
     p.on('exit', (code, signal) => {
