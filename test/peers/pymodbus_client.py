@@ -16,10 +16,16 @@ from pymodbus.pdu import ExceptionResponse
 
 timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1
 retries = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-client = ModbusTcpClient(sys.argv[1], port=int(sys.argv[2]), timeout=timeout, retries=retries, retry_on_empty=retries > 0)
+
+def new_client():
+    return ModbusTcpClient(sys.argv[1], port=int(sys.argv[2]), timeout=timeout, retries=retries, retry_on_empty=retries > 0)
+
+
+client = new_client()
 
 
 def run(cmd):
+    global client
     try:
         if not client.is_socket_open():
             client.connect()
@@ -27,13 +33,16 @@ def run(cmd):
             r = client.read_holding_registers(cmd["address"], cmd["count"], slave=cmd["unit"])
         else:
             r = client.write_registers(cmd["address"], cmd["values"], slave=cmd["unit"])
-    except Exception as e:  # a connection lost mid-request: the client reconnects on the next one
+    except Exception as e:  # a connection lost mid-request: a new client for the next one
+        # (pymodbus 3.0.0rc1 keeps state across a reset that costs the next request its whole timeout)
         client.close()
+        client = new_client()
         return {"ok": False, "error": str(e)}
     if isinstance(r, ExceptionResponse):
         return {"ok": False, "exception": r.exception_code}
     if r.isError():
         client.close()
+        client = new_client()
         return {"ok": False, "error": str(r)}
     return {"ok": True, "registers": list(r.registers)} if cmd["op"] == "read" else {"ok": True}
 
