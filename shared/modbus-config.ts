@@ -11,9 +11,8 @@ export interface ModbusPoint {
   readonly address: number;
   /** Registers it takes (1 for a bit). */
   readonly words: number;
-  /** How its registers hold a number; undefined for a coil or discrete input. */
+  /** How its registers hold a number (scale and offset included); undefined for a coil or discrete input. */
   readonly format: NumberFormat | undefined;
-  readonly scale: number;
   readonly unit: string | undefined;
   readonly min: number | undefined;
   readonly max: number | undefined;
@@ -67,7 +66,8 @@ export function actionInput(a: Raw, p: string, out: Problems, type: 'number' | '
   const max = num(a, 'max', p, out) ?? point?.max;
   if (min !== undefined && max !== undefined && min > max) out.bad(`${p}.min`, 'is above max');
   // A register of whole numbers holds whole multiples of its scale (a float holds what it holds).
-  const step = point && 'format' in point && point.format && !point.format.type.startsWith('float') ? point.scale : undefined;
+  const f = point && 'format' in point ? point.format : undefined;
+  const step = f && !f.type.startsWith('float') ? f.scale : undefined;
   return { required: true, type, min, max, step };
 }
 
@@ -112,7 +112,7 @@ export function readModbusPoints(raw: Raw, p: string, out: Problems): ModbusPoin
     const words = format ? WORDS[format.type] : 1;
     const address = int(pt, kind, pp, out, 0, 0, 65535);
     if (address + words > 65536) out.bad(`${pp}.${kind}`, `its ${words} registers run past address 65535`);
-    points.push({ name, kind, address, words, format, scale: scale || 1, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out) });
+    points.push({ name, kind, address, words, format, unit: typeof pt.unit === 'string' ? pt.unit : undefined, min: num(pt, 'min', pp, out), max: num(pt, 'max', pp, out) });
   }
   return points;
 }

@@ -45,3 +45,6 @@ export class ProtocolPeers {
     return [...this.speaks];
   }
 }
+
+/** The version to open a dispatch link to a board in: the highest it has shown, or this release's when it speaks newer or was not heard yet (0). */
+export const linkVersion = (shown: number): number => Math.max(PROTOCOL_OLDEST, Math.min(PROTOCOL_VERSION, shown || PROTOCOL_VERSION));

@@ -1,7 +1,7 @@
 // The state table as this board sees it, for /api/cluster, SSE, MQTT and the UI.
 import type { Config } from '../../shared/config.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
-import type { RolloutProgress } from '../upgrade/upgrade-rollout.ts';
+import { progressView, type RolloutProgress } from '../upgrade/upgrade-rollout.ts';
 import type { BoardHealth, HealthBook } from './board-health.ts';
 
 export interface ClusterView {
@@ -24,7 +24,7 @@ export interface ClusterView {
     health: BoardHealth | null;
   }>;
   /** The rollout under way or the last one this board ran as master (null: none). */
-  upgrade: RolloutProgress | null;
+  upgrade: ReturnType<typeof progressView>;
 }
 
 export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBook, upgrade: RolloutProgress | null): ClusterView {
@@ -47,6 +47,6 @@ export function clusterView(cfg: Config, mirror: ClusterMirror, health: HealthBo
       configHash: health.get(b.index)?.configHash ?? null,
       health: health.get(b.index),
     })),
-    upgrade,
+    upgrade: progressView(upgrade),
   };
 }

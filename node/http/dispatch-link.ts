@@ -6,6 +6,7 @@ import type net from 'node:net';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitter, linkOpening, type RequestFrame } from '../../shared/dispatch-frame.ts';
 import { PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { linkVersion } from '../../shared/protocol-peers.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 
 /** `delivered`: the frame may have reached the board (it was written on an open connection). */
@@ -189,7 +190,7 @@ export class DispatchClient {
       },
       this.tls,
       this.requestBytesMax,
-      Math.max(PROTOCOL_OLDEST, Math.min(PROTOCOL_VERSION, this.protocolOf(board) || PROTOCOL_VERSION)),
+      linkVersion(this.protocolOf(board)),
     );
     this.conns[board] = fresh;
     return fresh;

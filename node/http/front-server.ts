@@ -15,7 +15,6 @@ import { LeanDeadlines, type LeanRoutes, serveLean } from './lean-connection.ts'
 
 export interface FrontHandlers {
   request(req: IncomingMessage, res: ServerResponse): Promise<void>;
-  /** A dispatch-link connection; `rest` is what followed the magic byte. */
   /** A dispatch link: what followed its opening, and the protocol version it opened in (0: none given). */
   link(sock: Socket, rest: Buffer, version: number): void;
   /** False drops a new connection at once. */

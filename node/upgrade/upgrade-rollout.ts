@@ -58,8 +58,11 @@ export interface RolloutProgress {
   /** null while it runs. */
   finishedAt: number | null;
   stopped: string | null;
-  boards: Array<{ id: string; step: RolloutStep; pct: number; detail: string }>;
+  boards: Array<{ id: string; step: RolloutStep; detail: string }>;
 }
+
+/** The rollout as /api/cluster shows it: each board's share of its steps done beside its step (the UI's bar). */
+export const progressView = (p: RolloutProgress | null) => (p ? { ...p, boards: p.boards.map((b) => ({ ...b, pct: STEP_PCT[b.step] })) } : null);
 
 export class UpgradeRollout {
   private busy = false;
@@ -134,12 +137,12 @@ export class UpgradeRollout {
       startedAt: Date.now(),
       finishedAt: null,
       stopped: null,
-      boards: order.map((b) => ({ id: b.id, step: 'waiting', pct: 0, detail: '' })),
+      boards: order.map((b) => ({ id: b.id, step: 'waiting', detail: '' })),
     };
     this.progress = p;
     const step = (b: BoardConfig, s: RolloutStep, detail = '') => {
       const row = p.boards.find((r) => r.id === b.id)!;
-      Object.assign(row, { step: s, pct: STEP_PCT[s], detail });
+      Object.assign(row, { step: s, detail });
     };
     const boards: Record<string, string> = {};
     const t = d.mirror.table;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { createCodec, HEADER_BYTES, type Message, PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
-import { ProtocolPeers } from '../../shared/protocol-peers.ts';
+import { linkVersion, ProtocolPeers } from '../../shared/protocol-peers.ts';
 import { ReplayGuard } from '../../shared/replay-guard.ts';
 import { rng } from '../sim/simulator.ts';
 
@@ -70,6 +70,8 @@ test('the version written is the lowest a board heard within the silence limit s
   p.heard(1, 100, PROTOCOL_VERSION, 0, 1900);
   p.heard(0, 1, PROTOCOL_OLDEST, undefined, 1900);
   assert.deepEqual(p.versions(), [PROTOCOL_VERSION, PROTOCOL_VERSION, PROTOCOL_OLDEST]);
+  // A dispatch link opens in the board's version, this release's when it speaks newer or was not heard.
+  assert.deepEqual([0, PROTOCOL_OLDEST, PROTOCOL_VERSION, PROTOCOL_VERSION + 1].map(linkVersion), [PROTOCOL_VERSION, PROTOCOL_OLDEST, PROTOCOL_VERSION, PROTOCOL_VERSION]);
 });
 
 test('each kind of bad packet is dropped with its reason', () => {
