@@ -65,9 +65,10 @@ export function actionInput(a: Raw, p: string, out: Problems, type: 'number' | '
   const min = num(a, 'min', p, out) ?? point?.min;
   const max = num(a, 'max', p, out) ?? point?.max;
   if (min !== undefined && max !== undefined && min > max) out.bad(`${p}.min`, 'is above max');
-  // A register of whole numbers holds whole multiples of its scale (a float holds what it holds).
+  // A register of whole numbers holds whole multiples of its scale (a float holds what it holds);
+  // with an offset the multiples start from it, which the driver's own check (encodeNumber) knows.
   const f = point && 'format' in point ? point.format : undefined;
-  const step = f && !f.type.startsWith('float') ? f.scale : undefined;
+  const step = f && !f.type.startsWith('float') && f.offset === 0 ? f.scale : undefined;
   return { required: true, type, min, max, step };
 }
 

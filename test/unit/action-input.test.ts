@@ -14,8 +14,8 @@ const cfg = parseConfig({
       driver: 'modbus-rtu',
       attach: [{ board: 'b1', port: '/dev/x' }],
       unitId: 1,
-      points: { speed: { holding: 1, max: 3000 }, temp: { holding: 2, scale: 0.1 } },
-      actions: { 'set-speed': { write: 'speed', from: 'value' }, 'set-temp': { write: 'temp', from: 'value' } },
+      points: { speed: { holding: 1, max: 3000 }, temp: { holding: 2, scale: 0.1 }, level: { holding: 3, scale: 0.5, offset: 0.25 } },
+      actions: { 'set-speed': { write: 'speed', from: 'value' }, 'set-temp': { write: 'temp', from: 'value' }, 'set-level': { write: 'level', from: 'value' } },
     },
   ],
 });
@@ -51,4 +51,11 @@ test('an integer register takes whole units only: 2400.7 is a 400, not silently 
 
 test('numbers go to line devices in plain decimal', () => {
   assert.deepEqual([1e-7, -2.5e-8, 1.5e21, 1e21, 42, 0.25, -3].map(plainDecimal), ['0.0000001', '-0.000000025', '1500000000000000000000', '1000000000000000000000', '42', '0.25', '-3']);
+});
+
+test('with an offset, the whole units start from it: 1.25 on scale 0.5 from 0.25 is raw 2, taken (the driver refuses what the registers cannot hold)', () => {
+  assert.equal(
+    code(() => resolveAction(dev, 'set-level', Buffer.from('{"value":1.25}'))),
+    'ok',
+  );
 });
