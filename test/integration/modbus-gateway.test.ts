@@ -95,10 +95,10 @@ describe('the Modbus TCP gateway', () => {
     const at = written.length;
     // FC16 at 8: two registers, 0x3FC0 0x0000 (1.5), transaction 777, unit 3.
     const frame = Buffer.from([0x03, 0x09, 0, 0, 0, 11, 3, 16, 0, 8, 0, 2, 4, 0x3f, 0xc0, 0, 0]);
-    const send = (localAddress = '127.0.0.1') =>
+    const send = (localAddress = '127.0.0.1', bytes = frame) =>
       new Promise<Buffer>((res) => {
         const chunks: Buffer[] = [];
-        const sock = net.connect({ host: '127.0.0.1', port: gw, localAddress }, () => sock.write(frame));
+        const sock = net.connect({ host: '127.0.0.1', port: gw, localAddress }, () => sock.write(bytes));
         sock.on('data', (d) => {
           chunks.push(d);
           if (Buffer.concat(chunks).length >= 12) sock.end();
@@ -109,8 +109,12 @@ describe('the Modbus TCP gateway', () => {
     const echo = [0x03, 0x09, 0, 0, 0, 6, 3, 16, 0, 8, 0, 2];
     assert.deepEqual([...(await send())], echo);
     assert.deepEqual([...(await send())], echo);
-    await waitFor('the write in the datastore', async () => written.slice(at).includes('{"set": 8, "values": [16320, 0]}'));
-    assert.equal(written.slice(at).match(/"set"/g)?.length, 1, 'written once');
+    // A marker after them (FC6: 99 at 10, a new transaction): the device serves in order, so a second
+    // write of the frame would show in its datastore before the marker does.
+    assert.equal((await send('127.0.0.1', Buffer.from([0x03, 0x0a, 0, 0, 0, 6, 3, 6, 0, 10, 0, 99]))).length, 12);
+    await waitFor('the marker in the datastore', async () => written.slice(at).includes('{"set": 10, "values": [99]}'));
+    assert.ok(written.slice(at).includes('{"set": 8, "values": [16320, 0]}'), 'the write in the datastore');
+    assert.equal(written.slice(at).match(/"set"/g)?.length, 2, 'written once (beside the marker)');
     assert.equal((await send('127.0.0.2')).length, 0, 'closed unread');
     assert.equal(await metric(c.boards[0]!.url, 'ews_gateway_connections_refused_total', { reason: 'not allowed' }), 1);
   });
