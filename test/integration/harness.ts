@@ -8,6 +8,7 @@ import https from 'node:https';
 import net, { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { hashPassword } from '../../node/auth/password.ts';
 import { BOARD_NODE_FLAGS } from '../../shared/node-flags.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -250,4 +251,20 @@ export function rawRequest(port: number, text: string, { endAfterWrite = false, 
     s.write(text);
     if (endAfterWrite) s.end();
   });
+}
+
+/** The tests' operator and admin: `auth.users` for a config, and a login that answers their token. */
+export const OPERATOR = { name: 'olga', password: 'operator-pass-1' };
+export const ADMIN = { name: 'ada', password: 'admin-pass-1' };
+export async function testUsers(): Promise<Array<{ name: string; role: string; passwordHash: string }>> {
+  return [
+    { name: OPERATOR.name, role: 'operator', passwordHash: await hashPassword(OPERATOR.password) },
+    { name: ADMIN.name, role: 'admin', passwordHash: await hashPassword(ADMIN.password) },
+  ];
+}
+/** Log in at `url` (a board); the session token. */
+export async function login(url: string, who: { name: string; password: string } = OPERATOR): Promise<string> {
+  const r = await httpGet(`${url}/api/login`, { method: 'POST', body: JSON.stringify(who), headers: { 'content-type': 'application/json' } });
+  if (r.status !== 200) throw new Error(`login as ${who.name}: ${r.status} ${r.text}`);
+  return (JSON.parse(r.text) as { token: string }).token;
 }

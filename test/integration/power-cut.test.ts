@@ -9,12 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { hashPassword } from '../../node/auth/password.ts';
 import { ptyDevices } from '../security/pty-devices.ts';
-import { BUNDLE, converged, httpGet, makeCluster, type TestCluster, waitFor } from './harness.ts';
+import { ADMIN, BUNDLE, converged, httpGet, login as loginAt, makeCluster, OPERATOR, type TestCluster, testUsers, waitFor } from './harness.ts';
 
-const OP = { name: 'olga', password: 'operator-pass-1' };
-const ADMIN = { name: 'ada', password: 'admin-pass-1' };
+const OP = OPERATOR;
 
 describe('a power cut', () => {
   let c: TestCluster;
@@ -25,11 +23,7 @@ describe('a power cut', () => {
   const get = async <T>(id: string, path: string, headers = auth()) => JSON.parse((await httpGet(`${u(id)}${path}`, { headers })).text) as T;
   const post = (id: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
     httpGet(`${u(id)}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { ...auth(), 'content-type': 'application/json', ...headers }, timeoutMs: 10_000 });
-  const login = async (who = OP) => {
-    const r = await httpGet(`${u('b1')}/api/login`, { method: 'POST', body: JSON.stringify(who), headers: { 'content-type': 'application/json' } });
-    assert.equal(r.status, 200, r.text);
-    return (JSON.parse(r.text) as { token: string }).token;
-  };
+  const login = (who = OP) => loginAt(u('b1'), who);
   const state = (f: string) => readFileSync(join(c.dir, 'state', f), 'utf8');
   const ids = ['b1', 'b2', 'b3'];
   const startAll = async () => {
@@ -41,10 +35,7 @@ describe('a power cut', () => {
 
   before(async () => {
     devices = await ptyDevices();
-    const users = [
-      { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
-      { name: ADMIN.name, role: 'admin', passwordHash: await hashPassword(ADMIN.password) },
-    ];
+    const users = await testUsers();
     c = await makeCluster(
       3,
       (cfg) => {

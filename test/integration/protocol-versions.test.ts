@@ -12,15 +12,11 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { hashPassword } from '../../node/auth/password.ts';
 import { LINK_HELLO } from '../../shared/dispatch-frame.ts';
 import { createCodec, PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { ptyDevices } from '../security/pty-devices.ts';
-import { converged, httpGet, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
+import { ADMIN, converged, httpGet, login as loginAt, makeCluster, metric, OPERATOR, type TestCluster, testUsers, waitFor } from './harness.ts';
 import { buildRelease, PROTOCOL_1_COMMIT } from './previous-release.ts';
-
-const OP = { name: 'olga', password: 'operator-pass-1' };
-const ADMIN = { name: 'ada', password: 'admin-pass-1' };
 
 describe('protocol N and N-1 in one cluster', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-protocols-'));
@@ -29,11 +25,7 @@ describe('protocol N and N-1 in one cluster', () => {
   const onPrevious = new Set(['b1']);
   const ids = ['b1', 'b2', 'b3'];
   const u = (id: string) => c.boards.find((b) => b.id === id)!.url;
-  const login = async (id: string, who = OP) => {
-    const r = await httpGet(`${u(id)}/api/login`, { method: 'POST', body: JSON.stringify(who), headers: { 'content-type': 'application/json' } });
-    assert.equal(r.status, 200, r.text);
-    return (JSON.parse(r.text) as { token: string }).token;
-  };
+  const login = (id: string, who = OPERATOR) => loginAt(u(id), who);
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   const view = async (id: string, token: string) =>
     JSON.parse((await httpGet(`${u(id)}/api/cluster`, { headers: bearer(token) })).text) as { master: string | null; boards: Array<{ id: string; health: { protocol?: number | null } | null }> };
@@ -49,10 +41,7 @@ describe('protocol N and N-1 in one cluster', () => {
   before(async () => {
     const previous = buildRelease(PROTOCOL_1_COMMIT, join(dir, 'previous'));
     devices = await ptyDevices();
-    const users = [
-      { name: OP.name, role: 'operator', passwordHash: await hashPassword(OP.password) },
-      { name: ADMIN.name, role: 'admin', passwordHash: await hashPassword(ADMIN.password) },
-    ];
+    const users = await testUsers();
     c = await makeCluster(
       3,
       (cfg) => {
