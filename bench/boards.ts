@@ -14,9 +14,11 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
+import { securityHeaders } from '../shared/security-headers.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
+import { spread } from './spread.ts';
 import { stopAll } from './stop-all.ts';
 import { lineChart } from './svg.ts';
 import { type Wrk, wrk } from './wrk.ts';
@@ -101,6 +103,12 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
   return target(url, groups, procs, dir);
 }
 
+/** The security headers a board's answers carry, added by HAProxy as an ews master adds them (the same answer). */
+const frontHeaders = (port: number): string =>
+  securityHeaders(`http://127.0.0.1:${port} http://localhost:${port}`, false)
+    .map(([k, v]) => `  http-after-response set-header ${k} "${v}"`)
+    .join('\n');
+
 /** HAProxy (leastconn, maxconn C) in front of n plain servers; HAProxy shares board 1's group. */
 async function haproxy(n: number, shares: readonly number[] | undefined): Promise<Target> {
   const [front, ...backs] = await freePorts(1 + n);
@@ -125,6 +133,7 @@ defaults
   http-reuse always
 frontend fe
   bind 127.0.0.1:${front}
+${frontHeaders(front!)}
   default_backend be
 backend be
   balance leastconn
@@ -139,10 +148,10 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
   return target(url, groups, procs, dir);
 }
 
-/** A plain Node HTTP server answering what a board's echo answers. */
+/** A plain Node HTTP server answering what a board's echo answers, security headers included. */
 async function plain(): Promise<Target> {
   const [port] = await freePorts(1);
-  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(port)], { stdio: 'ignore' });
+  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(port), '--front'], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor('plain server', async () => (await fetch(`${url}/cgi-bin/echo?ms=0`)).ok, 10_000, 50);
   return { url, groups: [], pids: [p.pid!], stop: () => stopAll([p]) };
@@ -224,7 +233,12 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
 }
 
 /** Unconstrained, side by side: each system RUNS times, interleaved; each one's median run. */
-async function unconstrained(): Promise<Record<string, Wrk & { rpsRange: [number, number] }>> {
+type Free = Record<string, Wrk & { rpsRange: [number, number]; runsRps: number[] }>;
+
+/** a against b: the median of the runs' ratios, each from two systems measured one after the other in the same round. */
+const pairedRatio = (free: Free, a: string, b: string): number => +spread(free[a]!.runsRps.map((x, r) => x / free[b]!.runsRps[r]!)).median.toFixed(2);
+
+async function unconstrained(): Promise<Free> {
   const runs: Record<string, Wrk[]> = {};
   const path = '/cgi-bin/echo?ms=0';
   const systems = [
@@ -249,7 +263,7 @@ async function unconstrained(): Promise<Record<string, Wrk & { rpsRange: [number
   return Object.fromEntries(
     Object.entries(runs).map(([name, list]) => {
       const sorted = [...list].sort((a, b) => a.rps - b.rps);
-      return [name, { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rpsRange: [sorted[0]!.rps, sorted.at(-1)!.rps] as [number, number] }];
+      return [name, { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rpsRange: [sorted[0]!.rps, sorted.at(-1)!.rps] as [number, number], runsRps: list.map((w) => w.rps) }];
     }),
   );
 }
@@ -417,10 +431,10 @@ if (only?.includes('takeover-speed')) {
 if (only?.includes('unconstrained')) {
   // BENCH_ONLY=unconstrained: the same-run unconstrained comparison alone, in a page of its own.
   const free = await unconstrained();
-  const ratio = (a: string, b: string) => +(free[a]!.rps / free[b]!.rps).toFixed(2);
+  const ratio = (a: string, b: string) => pairedRatio(free, a, b);
   const range = (k: string) => `${free[k]!.rpsRange[0]}-${free[k]!.rpsRange[1]}`;
   const data = {
-    what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per run after a warm-up, /cgi-bin/echo?ms=0 (answered at once by both), each system ${RUNS} times interleaved (the median run)`,
+    what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per run after a warm-up, /cgi-bin/echo?ms=0 (answered at once by both: the plain server with the same body and headers as a board, security headers included; HAProxy adds those headers as an ews master does), each system ${RUNS} times interleaved (the median run); a ratio is the median of the rounds' ratios, each between two systems measured one after the other`,
     at: new Date().toISOString(),
     node: process.version,
     boardNodeFlags: BOARD_NODE_FLAGS,
@@ -435,7 +449,7 @@ ${data.what}; no CPU quotas, the 2 cores shared with wrk.
 |---|---|---|---|---|
 ${(['plain', 'ews1', 'haproxy3', 'ews3'] as const).map((k) => `| ${k} | ${free[k]!.rps} | ${range(k)} | ${free[k]!.p50Ms} | ${free[k]!.p99Ms} |`).join('\n')}
 
-One ews board / plain Node: ${data.ratios.ews1VsPlainNode}×; a 3-board ews master / HAProxy + 3 plain servers: ${data.ratios.ews3MasterVsHaproxy3}× (medians).
+One ews board / plain Node: ${data.ratios.ews1VsPlainNode}× (rounds: ${free.ews1!.runsRps.map((x, r) => (x / free.plain!.runsRps[r]!).toFixed(2)).join(', ')}); a 3-board ews master / HAProxy + 3 plain servers: ${data.ratios.ews3MasterVsHaproxy3}× (rounds: ${free.ews3!.runsRps.map((x, r) => (x / free.haproxy3!.runsRps[r]!).toFixed(2)).join(', ')}).
 `;
   writeResults('boards-unconstrained', data, md);
   process.stdout.write(md);
@@ -477,7 +491,7 @@ for (const system of ['ews', 'haproxy']) {
   }
 }
 const vsHaproxy = Object.fromEntries((Object.keys(WORKLOADS) as Workload[]).map((w) => [w, +(get('ews', '3×20%', w).rps / get('haproxy', '3×20%', w).rps).toFixed(2)]));
-const freeRatios = { ews3MasterVsHaproxy3: +(free.ews3!.rps / free.haproxy3!.rps).toFixed(2), ews1VsPlainNode: +(free.ews1!.rps / free.plain!.rps).toFixed(2) };
+const freeRatios = { ews3MasterVsHaproxy3: pairedRatio(free, 'ews3', 'haproxy3'), ews1VsPlainNode: pairedRatio(free, 'ews1', 'plain') };
 const data = {
   what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after a warm-up until throughput settles (${WARM_WINDOW_S} s windows, at least ${WARM_WINDOWS_MIN}, until two agree within 5 %, at most ${WARM_WINDOWS}), ${RUNS} runs per point alternating the two systems (the median run shown); boards in cgroup v1 CPU quotas; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
   node: process.version,
@@ -520,7 +534,7 @@ ${Math.round(C / 0.02)} × (n − 1) req/s, 2 boards ≈ 1×, 3 boards ≈ 2× o
 serve. \`spill\` (the default, measured here) adds the master's slots: it takes the overflow
 when the other boards are full, until forwarding and its own work fill its quota (dispatch-path.md).
 
-Unconstrained (2 cores shared with wrk), echo?ms=0 (the plain server answers it at once too), the median of ${RUNS} interleaved runs each: plain Node ${free.plain!.rps} req/s, one ews board
+Unconstrained (2 cores shared with wrk), echo?ms=0 (the plain server answers it at once too, with a board's body and headers; HAProxy adds the security headers as an ews master does), the median of ${RUNS} interleaved runs each, the ratios the median of the rounds': plain Node ${free.plain!.rps} req/s, one ews board
 ${free.ews1!.rps} (${freeRatios.ews1VsPlainNode}×); HAProxy + 3 plain servers ${free.haproxy3!.rps}, 3-board ews master
 ${free.ews3!.rps} (${freeRatios.ews3MasterVsHaproxy3}×).
 

@@ -10,6 +10,7 @@ import { KEY_RE, scopedKey } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import { nonCanonical } from '../../shared/request-target.ts';
 import { answeredHere, callerFor, matchRoute, type RouteOf } from '../../shared/routes.ts';
+import { securityHeaders } from '../../shared/security-headers.ts';
 import { userLine } from '../../shared/user-line.ts';
 import { type AuthGuard, clusterOrigins } from '../auth/guard.ts';
 import type { ClusterView } from '../cluster/cluster-view.ts';
@@ -78,15 +79,7 @@ export class Router {
     // The page may call the other boards (failover), over the scheme the boards speak.
     const scheme = d.cfg.tls ? 'https://' : 'http://';
     const others = [...clusterOrigins(d.cfg)].filter((o) => o.startsWith(scheme)).join(' ');
-    this.securityHeaders = Object.entries({
-      'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${others}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'same-origin',
-      'cross-origin-opener-policy': 'same-origin',
-      // With TLS a browser that has seen the cluster once never tries it in clear text again.
-      ...(d.cfg.tls ? { 'strict-transport-security': 'max-age=31536000' } : {}),
-    });
+    this.securityHeaders = securityHeaders(others, Boolean(d.cfg.tls));
     this.securityLines = Buffer.from(this.securityHeaders.map(([k, v]) => `${k}: ${v}\r\n`).join(''), 'latin1');
   }
 
