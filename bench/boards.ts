@@ -4,8 +4,9 @@
 // 25 % and one at 12 %, "UP-ARM3000 ×2 + XSBase255"). Two CGIs: one that waits on I/O
 // (/cgi-bin/echo?ms=20) and one that burns CPU (/cgi-bin/burn?ms=2). HAProxy (leastconn, maxconn
 // C) in front of the same number of plain servers with the same service model runs in the same
-// run, HAProxy in board 1's cgroup. Then, unconstrained, a same-run wrk comparison (each system RUNS times, interleaved, the median): the 3-board
-// master against HAProxy + 3 plain servers, one board against a plain Node server.
+// run, HAProxy in board 1's cgroup. Then, unconstrained, a same-run wrk comparison (each system RUNS times, interleaved, the median;
+// a ratio is the median of the rounds' ratios): the 3-board master against HAProxy + 3 plain servers, one board against a plain
+// Node server. The baselines answer what a board answers, security headers included (bench/backend.ts).
 // Writes bench/results/boards.{md,json,svg}.
 
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -345,7 +346,9 @@ gap, not in the judgement).
  * BENCH_ONLY=takeover-speed: how fast a new master forwards. 4 boards at 20 %, the I/O CGI through
  * b1 until throughput settles; then b1 is killed (SIGKILL), and as soon as a new master is named
  * the load goes to it: req/s in its first TAKEOVER_FIRST_S, then after it has settled, beside one
- * board at 20 % (settled) in the same run. RUNS runs; the median of each figure.
+ * board at 20 % (settled) in the same run. Each round twice: the new master a node until then,
+ * and one that had been the master under the same load (the most warming could give). RUNS
+ * rounds; the median of each figure.
  */
 async function takeoverSpeed(): Promise<void> {
   const FIRST_S = Number(process.env.TAKEOVER_FIRST_S ?? 8);
