@@ -233,12 +233,13 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
   }
 }
 
-/** Unconstrained, side by side: each system RUNS times, interleaved; each one's median run. */
+/** Each unconstrained system's median run, its range, and every round's req/s in round order. */
 type Free = Record<string, Wrk & { rpsRange: [number, number]; runsRps: number[] }>;
 
 /** a against b: the median of the runs' ratios, each from two systems measured one after the other in the same round. */
 const pairedRatio = (free: Free, a: string, b: string): number => +spread(free[a]!.runsRps.map((x, r) => x / free[b]!.runsRps[r]!)).median.toFixed(2);
 
+/** Unconstrained, side by side: each system RUNS times, interleaved; each one's median run. */
 async function unconstrained(): Promise<Free> {
   const runs: Record<string, Wrk[]> = {};
   const path = '/cgi-bin/echo?ms=0';
