@@ -58,6 +58,9 @@ const target = (url: string, groups: CpuGroup[], procs: ChildProcess[], dir: str
 
 const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares.map((s, i) => cpuGroup(`${tag}-${i + 1}`, s));
 
+/** What a board's /api/cluster says, as far as the benches read it. */
+const clusterAt = async (url: string) => (await (await fetch(`${url}/api/cluster`)).json()) as { term: number; master: string | null; boards: Array<{ id: string; url: string; runstate: number }> };
+
 /** An ews cluster; `shares` undefined = unconstrained. Board 1 is the master and the entry. */
 async function ews(n: number, shares: readonly number[] | undefined, timings: 'bench' | 'default' = 'bench'): Promise<Target> {
   const ports = await freePorts(2 * n);
@@ -94,7 +97,7 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
   await waitFor(
     'ews boards',
     async () => {
-      const v = (await (await fetch(`${url}/api/cluster`)).json()) as { master: string | null; boards: Array<{ runstate: number }> };
+      const v = await clusterAt(url);
       // The bench timings stagger the boot so that b1 wins; at the defaults any master will do.
       return (timings === 'bench' ? v.master === 'b1' : v.master !== null) && v.boards.every((b) => b.runstate === 1);
     },
@@ -294,7 +297,7 @@ async function takeovers(): Promise<void> {
   for (let r = 1; r <= runsN; r++) {
     const t = await ews(3, [0.2, 0.2, 0.2], 'default');
     try {
-      const cluster = async () => (await (await fetch(`${t.url}/api/cluster`)).json()) as { term: number; master: string | null; boards: Array<{ id: string; url: string }> };
+      const cluster = () => clusterAt(t.url);
       const before = await cluster();
       // The load enters at the master, as a client's would through the VIP.
       const entry = before.boards.find((b) => b.id === before.master)!.url;
@@ -356,11 +359,10 @@ async function takeoverSpeed(): Promise<void> {
   const path = WORKLOADS.io;
   type Run = { run: number; before: 'node' | 'master'; takeoverMs: number; newMaster: string; firstRps: number; settledRps: number; oneRps: number };
   const runs: Run[] = [];
-  const view = async (url: string) => (await (await fetch(`${url}/api/cluster`)).json()) as { master: string | null; boards: Array<{ id: string; url: string; runstate: number }> };
   const handover = async (from: string, to: string) => {
     const r = await fetch(`${from}/api/cluster/handover?to=${to}`, { method: 'POST' });
     if (!r.ok) throw new Error(`handover to ${to}: ${r.status} ${await r.text()}`);
-    await waitFor(`${to} master`, async () => (await view(from)).master === to, 10_000, 20);
+    await waitFor(`${to} master`, async () => (await clusterAt(from)).master === to, 10_000, 20);
   };
   for (let r = 1; r <= RUNS; r++) {
     const one = await ews(1, [0.2]);
@@ -377,7 +379,7 @@ async function takeoverSpeed(): Promise<void> {
     for (const before of ['node', 'master'] as const) {
       const t = await ews(4, [0.2, 0.2, 0.2, 0.2]);
       try {
-        const urls = (await view(t.url)).boards.map((b) => b.url);
+        const urls = (await clusterAt(t.url)).boards.map((b) => b.url);
         if (before === 'master') {
           await handover(t.url, 'b2');
           await warmUp(urls[1]! + path);
@@ -391,7 +393,7 @@ async function takeoverSpeed(): Promise<void> {
         await waitFor(
           'a new master',
           async () => {
-            const v = await view(urls[1]!);
+            const v = await clusterAt(urls[1]!);
             if (v.master === null || v.master === 'b1') return false;
             newMaster = v.master;
             entry = v.boards.find((b) => b.id === v.master)!.url;

@@ -12,8 +12,6 @@ import { after, before, describe, test } from 'node:test';
 import { ptyDevices } from '../security/pty-devices.ts';
 import { ADMIN, BUNDLE, converged, httpGet, login as loginAt, makeCluster, OPERATOR, type TestCluster, testUsers, waitFor } from './harness.ts';
 
-const OP = OPERATOR;
-
 describe('a power cut', () => {
   let c: TestCluster;
   let devices: Awaited<ReturnType<typeof ptyDevices>>;
@@ -23,7 +21,7 @@ describe('a power cut', () => {
   const get = async <T>(id: string, path: string, headers = auth()) => JSON.parse((await httpGet(`${u(id)}${path}`, { headers })).text) as T;
   const post = (id: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
     httpGet(`${u(id)}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { ...auth(), 'content-type': 'application/json', ...headers }, timeoutMs: 10_000 });
-  const login = (who = OP) => loginAt(u('b1'), who);
+  const login = (who = OPERATOR) => loginAt(u('b1'), who);
   const state = (f: string) => readFileSync(join(c.dir, 'state', f), 'utf8');
   const ids = ['b1', 'b2', 'b3'];
   const startAll = async () => {
@@ -106,7 +104,7 @@ describe('a power cut', () => {
         );
       }
       assert.ok(
-        log.some((e) => e.kind === 'alarm-ack' && e.subject === 'valve-open' && e.user === OP.name),
+        log.some((e) => e.kind === 'alarm-ack' && e.subject === 'valve-open' && e.user === OPERATOR.name),
         `${id}: the acknowledgement in the log`,
       );
       assert.equal((await httpGet(`${u(id)}/api/cluster`, { headers: { authorization: `Bearer ${gone}` } })).status, 401, `${id}: the logout holds`);
@@ -114,7 +112,7 @@ describe('a power cut', () => {
     // The valve is still open: its alarm is the same episode, acknowledged, not raised again.
     await waitFor('the valve read again', async () => (await get<Array<{ id: string; points: { position?: number } }>>('b1', '/api/devices')).find((d) => d.id === 'valve3')?.points.position === 80);
     const alarm = (await get<Array<{ id: string; active: boolean; acked: { user: string } | null }>>('b2', '/api/alarms')).find((a) => a.id === 'valve-open')!;
-    assert.deepEqual([alarm.active, alarm.acked?.user], [true, OP.name]);
+    assert.deepEqual([alarm.active, alarm.acked?.user], [true, OPERATOR.name]);
     const raised = (await get<Array<{ kind: string; subject: string | null; text: string }>>('b1', '/api/log')).filter((e) => e.kind === 'alarm' && e.subject === 'valve-open');
     assert.equal(raised.length, 1, 'raised once, before the cut');
     // The retried key is replayed, and the valve is not driven again.
