@@ -49,7 +49,7 @@ const stopAll = (ps: ChildProcess[]) =>
  * ews with BOARDS working boards and a master that only forwards (masterWork forward), as HAProxy
  * fronts BOARDS backends: the same serving capacity on both sides (BOARDS × C at S ms).
  */
-async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standingWaitMs?: number): Promise<System> {
+async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standingWaitMs?: number, paceFill?: false): Promise<System> {
   const n = BOARDS + 1;
   const ports = await freePorts(2 * n);
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -64,7 +64,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
         { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS, ...(standingWaitMs === undefined ? {} : { standingWaitMs }) },
         { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS },
       ],
-      qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }) },
+      qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }), ...(paceFill === undefined ? {} : { paceFill }) },
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },
       stateDir: false, // memory only, said so: a bench run leaves nothing behind
@@ -92,7 +92,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
     return n;
   };
   return {
-    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : ` standing ${standingWaitMs} ms`}`,
+    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
@@ -170,6 +170,7 @@ const rows: Row[] = [];
 // ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active), with no reserve (ews before the trunk reservation), and with 2 of 12: what a HIGH reserve buys HIGH and costs LOW.
 const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
+  ['ews priority unpaced', () => ews('priority', undefined, undefined, false)],
   ['ews priority reserve 0', () => ews('priority', 0)],
   ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
   // HIGH's queue bounded while it stands (classes[].standingWaitMs at 3 service times): what it does when HIGH alone exceeds capacity.

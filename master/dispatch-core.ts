@@ -87,7 +87,7 @@ export class DispatchCore<P> {
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
     this.standing = new StandingQueues(cfg.classes, q.standingMs);
-    this.highReserve = new HighReserve(q.highReserve, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork);
+    this.highReserve = new HighReserve(q.highReserve, q.paceFill, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -133,6 +133,7 @@ export class DispatchCore<P> {
     const served = nowMs - job.dispatchedMs;
     const s = this.serviceMs[job.cls]!;
     this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
+    this.highReserve.served(served);
     this.loops.answered(answerBytes);
     this.counts.served[job.cls]!++;
     this.scheduler.completed(job, { responseMs, serviceMs: served, level: job.level, levels: CONTENT_LEVELS, deadlineMet: responseMs <= this.cfg.classes[job.cls]!.targetMs }, nowMs);
@@ -272,8 +273,14 @@ export class DispatchCore<P> {
   /** A planned handover: nothing new is dispatched before this time (what waits goes to the next master). */
   pausedUntilMs = -Infinity;
 
+  /** When `pump` should be called again though nothing else happens (the fill pace held a job back), if at all. */
+  get wakeAtMs(): number | undefined {
+    return this.highReserve.wakeAtMs;
+  }
+
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
+    this.highReserve.wakeAtMs = undefined;
     if (nowMs < this.pausedUntilMs) return out;
     for (;;) {
       this.passOpen = null;
@@ -313,12 +320,14 @@ export class DispatchCore<P> {
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
       this.groups.started(job);
+      this.highReserve.started();
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }
 
   private release(job: Job<P>): void {
     job.state = 'done';
+    this.highReserve.freed();
     this.inflight[job.cls]!--;
     this.groups.ended(job);
     this.table.completed(job.board);

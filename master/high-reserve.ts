@@ -1,18 +1,42 @@
 // The HIGH reserve (qos.highReserve), a trunk reservation as telephone exchanges keep circuits for
 // priority calls: while the first class by priority has had an arrival within ACTIVE_MS, a job of
 // any other class may take a slot only if more than the reserved share of the cluster's slots
-// stays free after it. The first class may take every slot. Pure: the view is read, never changed.
+// stays free after it. The first class may take every slot.
+// And the fill pace (qos.paceFill): slots taken together free together one service time later,
+// so after a step in load (an idle cluster, then a flood of pages) a HIGH arrival beyond the
+// reserve would wait a whole service time behind pages that all started at once. While HIGH is
+// active, idle slots are filled no faster than slots empty: a start spends a token, a slot that
+// frees gives one back (a replacement is never held), and idle slots earn tokens at the slots
+// over the recent mean service time, at most FILL_BURST more than the jobs in service. HIGH never
+// waits for a token but spends one, so pages fill what HIGH leaves. Under steady overload every
+// start replaces an answer and the pace never binds; after a step it spreads the first starts
+// over one service time, as they will free.
+// Pure: the view is read, never changed; the clock is the caller's.
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
 
 /** The first class counts as active (its reserve holds) this long after its last arrival. */
 export const ACTIVE_MS = 1000;
+/** Starts the fill pace lets through at once. */
+export const FILL_BURST = 1;
+/** Weight of the newest answer in the mean service time the fill pace runs on. */
+const SERVICE_EWMA = 0.1;
 
 export class HighReserve {
   private lastFirstMs = -Infinity;
+  /** Mean service time (dispatch to answer) of every class; 0: none seen, the pace is off. */
+  private serviceMs = 0;
+  private tokens = FILL_BURST;
+  private tokensAtMs = 0;
+  /** The slots at the last look (bounds a debt of tokens). */
+  private slots = 0;
+  /** When the pace will let the next start through, if it held one back at the last look. */
+  wakeAtMs: number | undefined;
 
   constructor(
-    /** qos.highReserve: the share of the slots kept free (0: off). */
+    /** qos.highReserve: the share of the slots kept free (0: off, the fill pace too). */
     private readonly share: number,
+    /** qos.paceFill. */
+    private readonly pace: boolean,
     /** limits.inFlightPerBoardMax. */
     private readonly cap: number,
     private readonly view: BoardLoadView,
@@ -24,11 +48,44 @@ export class HighReserve {
     this.lastFirstMs = nowMs;
   }
 
+  private active(nowMs: number): boolean {
+    return this.share !== 0 && nowMs - this.lastFirstMs <= ACTIVE_MS;
+  }
+
   /** Whether a job of a class after the first may take a slot now. */
   allows(nowMs: number): boolean {
-    if (this.share === 0 || nowMs - this.lastFirstMs > ACTIVE_MS) return true;
+    if (!this.active(nowMs)) return true;
     const r = this.state();
-    return r.free > r.reserved;
+    if (r.free <= r.reserved) return false;
+    if (!this.pace || this.serviceMs === 0) return true;
+    const t = Math.min(FILL_BURST + r.slots - r.free, this.earn(nowMs, r.slots));
+    this.tokens = t;
+    if (t >= 1) return true;
+    this.wakeAtMs = nowMs + Math.ceil(((1 - t) * this.serviceMs) / r.slots);
+    return false;
+  }
+
+  /** A job of any class started. */
+  started(): void {
+    this.tokens = Math.max(this.tokens - 1, -this.slots);
+  }
+
+  /** A job of any class left its slot (answered, failed or timed out). */
+  freed(): void {
+    this.tokens++;
+  }
+
+  /** A job of any class was answered after `servedMs` on its board. */
+  served(servedMs: number): void {
+    this.serviceMs = this.serviceMs === 0 ? servedMs : (1 - SERVICE_EWMA) * this.serviceMs + SERVICE_EWMA * servedMs;
+  }
+
+  /** The tokens idle slots have earned by `nowMs`. */
+  private earn(nowMs: number, slots: number): number {
+    this.slots = slots;
+    const t = this.tokens + ((nowMs - this.tokensAtMs) * slots) / this.serviceMs;
+    this.tokensAtMs = nowMs;
+    return t;
   }
 
   /** The running boards' slots that work may use (the master's too unless it only forwards), how many are free, and how many of them are kept for the first class. */

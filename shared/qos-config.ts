@@ -115,7 +115,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
 export const HIGH_RESERVE_DEFAULT = 0.0625;
 
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
-  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve', 'standingMs'], false) ?? {};
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve', 'paceFill', 'standingMs'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
   const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax', 'probeGrowth'], false);
@@ -144,6 +144,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
   if (adaptation && adaptation.levels !== 3) r.bad('qos.adaptation.levels', 'the site is built in 3 content levels');
   const qq = r.obj(q, 'quota', 'qos', ['gain'], false);
   const quota: QuotaConfig | undefined = qq && { gain: num(r, qq, 'gain', 'qos.quota', 0.5, 0.01, 5) };
+  if (q.paceFill !== undefined && typeof q.paceFill !== 'boolean') r.bad('qos.paceFill', 'must be true or false');
   const qos: QosConfig = {
     scheduler: scheduler as SchedulerName,
     periodMs: r.int(q, 'periodMs', 'qos', 1000, 10, 600_000),
@@ -153,6 +154,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
     adaptation,
     quota,
     highReserve: num(r, q, 'highReserve', 'qos', HIGH_RESERVE_DEFAULT, 0, 0.9),
+    paceFill: q.paceFill !== false,
     standingMs: r.int(q, 'standingMs', 'qos', 500, 10, 60_000),
   };
   if (scheduler === 'weakly-hard')

@@ -104,8 +104,12 @@ export interface Answer {
 }
 
 export function sendJson(res: Answer, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  sendJsonText(res, status, JSON.stringify(value), headers);
+}
+
+/** JSON already serialized (an answer kept in a record). */
+export function sendJsonText(res: Answer, status: number, body: string, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify(value);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
   res.end(body);
 }

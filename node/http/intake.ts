@@ -22,7 +22,7 @@ import type { Logger } from '../log.ts';
 import { EMPTY } from './answer.ts';
 import type { DispatchClient } from './dispatch-link.ts';
 import type { Exchange, LocalRun } from './exchange.ts';
-import { isEndToEnd, sendError } from './http-io.ts';
+import { isEndToEnd, sendError, sendJsonText } from './http-io.ts';
 import { type ClientAnswer, type ClientRequest, writeBoardAnswer } from './lean-exchange.ts';
 import { registerQosMetrics } from './qos-metrics.ts';
 
@@ -59,6 +59,9 @@ export class Intake {
   private retuneTo: Config | undefined;
   private readonly timer: NodeJS.Timeout;
   private periodTimer: NodeJS.Timeout | undefined;
+  /** The core held a job back for the fill pace: pump again at wakeMs (master/high-reserve.ts). */
+  private wake: NodeJS.Timeout | undefined;
+  private wakeMs = -Infinity;
   private readonly trusted: ReadonlySet<string>;
   private readonly boardAddresses: ReadonlySet<string>;
   /** Jobs this board (the master) runs itself, to cancel when their client leaves. */
@@ -138,7 +141,8 @@ export class Intake {
 
   close(): void {
     clearInterval(this.timer);
-    if (this.periodTimer) clearInterval(this.periodTimer);
+    clearInterval(this.periodTimer);
+    clearTimeout(this.wake);
     this.d.dispatchLink.close();
   }
 
@@ -239,6 +243,11 @@ export class Intake {
       else if (e.board === this.d.self) this.runLocal(e.job, e.level);
       else this.forward(e.job, e.board, e.id, e.level);
     }
+    const w = this.dispatch.wakeAtMs;
+    const now = this.d.clock.now();
+    if (w === undefined || this.wakeMs > now) return; // none due, or one already set
+    this.wakeMs = w;
+    this.wake = setTimeout(() => this.pump(), w - now);
   }
 
   private runLocal(job: Job<Exchange>, level: number): void {
@@ -329,15 +338,7 @@ export class Intake {
       throw new EwsError(r.code, undefined, { retryAfterS: r.retryAfterS });
     }
     if (r.kind === 'boards') return r.boards;
-    const { rec, body: answer } = r;
-    res.writeHead(rec.status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(answer),
-      'idempotent-replayed': 'true',
-      'x-ews-board': this.d.cfg.boards[rec.board]!.id,
-      'x-ews-class': clsName,
-    });
-    res.end(answer);
+    sendJsonText(res, r.rec.status, r.body, { 'idempotent-replayed': 'true', 'x-ews-board': this.d.cfg.boards[r.rec.board]!.id, 'x-ews-class': clsName });
     return null;
   }
 

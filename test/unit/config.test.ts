@@ -313,6 +313,9 @@ test('classes[].standingWaitMs: off unless set, at most the class deadline; qos.
   assert.deepEqual(problems(cls(1001)).filter((p) => p.startsWith('classes[0].standingWaitMs')).length, 1);
   assert.equal(parseConfig(valid()).qos.standingMs, 500);
   assert.ok(problems({ ...valid(), qos: { standingMs: 5 } }).some((p) => p.startsWith('qos.standingMs')));
+  assert.equal(parseConfig(valid()).qos.paceFill, true, 'the fill pace is on by default');
+  assert.equal(parseConfig({ ...valid(), qos: { paceFill: false } }).qos.paceFill, false);
+  assert.ok(problems({ ...valid(), qos: { paceFill: 'no' } }).includes('qos.paceFill: must be true or false'));
 });
 
 test('Modbus points and TCP devices: types, word orders, hosts, unit ids and gateway units checked by name; check-config exits 2', () => {

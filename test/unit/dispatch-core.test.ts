@@ -290,6 +290,35 @@ test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves t
   );
 });
 
+test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than slots empty (slots over the mean service time); a freed slot is refilled at once; unpaced, they take every slot', () => {
+  const flood = (paceFill: boolean) => {
+    const { core } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { paceFill });
+    // One answer teaches the core the service time, 120 ms (no HIGH yet: nothing is paced).
+    const first = core.submit('first', info({ cls: 1 }), 0).job;
+    core.finished(first, 0, 120);
+    // HIGH arrives, then a flood of pages onto the idle cluster (12 slots, 1 kept for HIGH).
+    core.submit('h', info({ cls: 0 }), 200);
+    const lows = Array.from({ length: 20 }, (_, i) => core.submit(`l${i}`, info({ cls: 1 }), 200).job);
+    return { core, lows, started: () => lows.filter((j) => j.state === 'running').length };
+  };
+  const off = flood(false);
+  assert.equal(off.started(), 10, 'unpaced: HIGH has a slot, one is kept free, pages take the other 10 at once');
+  assert.equal(off.core.wakeAtMs, undefined);
+  const on = flood(true);
+  assert.equal(on.started(), 2, 'paced: what idle slots earned (at most one more than the jobs in service)');
+  assert.equal(on.core.wakeAtMs, 210, 'the next start is due one slot-time later: 120 ms / 12 slots');
+  const names = (e: Effect<string>[]) => dispatches(e).map((d) => d.split('@')[0]);
+  assert.deepEqual(names(on.core.pump(210)), ['l2']);
+  assert.deepEqual(names(on.core.pump(215)), [], 'half a slot-time: not yet');
+  assert.deepEqual(names(on.core.pump(220)), ['l3']);
+  // A page answered: its slot is refilled at once, the pace holds no replacement.
+  assert.deepEqual(names(on.core.finished(on.lows[0]!, 0, 221)), ['l4']);
+  for (let t = 230; t <= 300; t += 10) on.core.pump(t);
+  assert.equal(on.started(), 10, "by one service time after the flood, every slot but HIGH's and the reserve is taken");
+  assert.deepEqual(dispatches(on.core.pump(400)), [], 'all full: nothing more, paced or not');
+  on.core.check();
+});
+
 test('classes[].standingWaitMs: in a queue that has stood for qos.standingMs, a request that waited past it is refused OVERLOADED; a burst that empties is served', () => {
   const cfg = (standingWaitMs?: number) => {
     const c = setup({ inFlightPerBoardMax: 1 }, 1, 'share', { standingMs: 100, highReserve: 0 });
