@@ -1,5 +1,7 @@
 // The experiments of papers 004, 003, 000 and 002, replicated on a running 3-board cluster on
 // board-like CPUs under open-loop load (scaled to a few seconds). Each writes a table and an SVG into bench/results/.
+// Each paper's controllers run alone: the standing-queue cut, on by default for the first class,
+// is off (classes[].standingWaitMs 0).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -106,7 +108,7 @@ if (!only || only === '004') {
   const SERVERS = 8;
   const capacity = (SERVERS * 1000) / MEAN_SERVICE;
   const RUNS = Number(process.env.QOS_RUNS ?? 5);
-  const classes = kinds.map((k, i) => ({ name: k, priority: i, weight: [1, 3, 2, 1][i], match: [{ pathPrefix: `/echo/${k}` }], deadlineMs: 30_000 }));
+  const classes = kinds.map((k, i) => ({ name: k, priority: i, weight: [1, 3, 2, 1][i], match: [{ pathPrefix: `/echo/${k}` }], deadlineMs: 30_000, standingWaitMs: 0 }));
   const rows: string[] = [];
   /** The same arrivals served by 8 servers, FIFO or shortest job first: a reference for what reordering gains (SJF is a heuristic here, not a bound: with several servers and online arrivals it is not optimal). */
   const simulate = (rate: number, seconds: number, sjf: boolean): number => {
@@ -223,7 +225,7 @@ if (!only || only === '003') {
   const RUNS = Number(process.env.QOS_RUNS ?? 5);
   const batch = Array.from({ length: 270 }, (_, i) => i).map((i) => (i % 27 < 13 ? 0 : i % 27 < 22 ? 1 : 2));
   const classes = [0, 1, 2]
-    .map((i) => ({ name: `c${i}`, priority: i, targetMs: targets[i], match: [{ pathPrefix: `/echo/c${i}` }], deadlineMs: 60_000, queueMax: 1000 }))
+    .map((i) => ({ name: `c${i}`, priority: i, targetMs: targets[i], match: [{ pathPrefix: `/echo/c${i}` }], deadlineMs: 60_000, queueMax: 1000, standingWaitMs: 0 }))
     .concat([{ name: 'other', priority: 9, targetMs: 5000, match: [{ pathPrefix: '/' }], deadlineMs: 60_000, queueMax: 1000 } as never]);
   const rows: string[] = [];
   const series: Array<{ name: string; color: string; dash?: boolean; points: Array<[number, number]> }> = [];
@@ -379,7 +381,7 @@ if (!only || only === '000') {
       for (let run = 0; run < RUNS; run++) {
         const c = await cluster({
           classes: [
-            { name: 'gold', priority: 0, share: 2, deadlineMs: 1000, match: [{ pathPrefix: '/echo/gold' }] },
+            { name: 'gold', priority: 0, share: 2, deadlineMs: 1000, standingWaitMs: 0, match: [{ pathPrefix: '/echo/gold' }] },
             { name: 'silver', priority: 1, share: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
           ],
           qos: { scheduler, periodMs: 250, historyK: 50 },
@@ -446,7 +448,7 @@ if (!only || only === '002') {
       for (let run = 0; run < RUNS; run++) {
         const c = await cluster({
           classes: names
-            .map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, setQoS: 0.3, targetMs: 400, deadlineMs: 1500, match: [{ header: `x-class=${n}` }] }))
+            .map((n, i) => ({ name: n, priority: i, mk: [3, 5], share: 6 - i, setQoS: 0.3, targetMs: 400, deadlineMs: 1500, standingWaitMs: 0, match: [{ header: `x-class=${n}` }] }))
             .concat([{ name: 'other', priority: 9, mk: [0, 1], match: [{ pathPrefix: '/' }] } as never]),
           qos: { scheduler: m.scheduler, periodMs: 500, historyK: 20, ...(m.adapt ? { adaptation: { levels: 3, targetUtilization: 0.85, k: 0.5, a: 0.006, b: 0.0000001 } } : {}) },
         });

@@ -92,7 +92,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
     return n;
   };
   return {
-    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
+    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : standingWaitMs === 0 ? ' standing off' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
@@ -167,13 +167,16 @@ const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
 });
 
 const rows: Row[] = [];
-// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active), with no reserve (ews before the trunk reservation), and with 2 of 12: what a HIGH reserve buys HIGH and costs LOW.
+// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, qos.paceFill fills idle slots no faster than
+// they empty, HIGH's standing queue cut at half its deadline), then each of those changed alone: no fill pace; no standing-queue cut;
+// no reserve (nor pace: ews before the trunk reservation); 2 of 12 reserved. What each buys HIGH and costs LOW.
 const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
   ['ews priority unpaced', () => ews('priority', undefined, undefined, false)],
+  ['ews priority standing off', () => ews('priority', undefined, 0)],
   ['ews priority reserve 0', () => ews('priority', 0)],
   ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
-  // HIGH's queue bounded while it stands (classes[].standingWaitMs at 3 service times): what it does when HIGH alone exceeds capacity.
+  // HIGH's standing queue cut at 3 service times instead of half the deadline: what a tighter bound does when HIGH alone exceeds capacity.
   ['ews priority standing 300 ms', () => ews('priority', undefined, 3 * S)],
   ['HAProxy priority', () => haproxy(true)],
   ['ews fifo', () => ews('fifo', 0)], // plain least-connection: no priority of any kind, so no HIGH reserve either
@@ -249,6 +252,8 @@ const colors: Record<string, string> = {
   'ews priority reserve 0': '#2e8b57',
   'ews priority reserve 0.17': '#8b2e6b',
   'ews priority standing 300 ms': '#c0392b',
+  'ews priority unpaced': '#6a5acd',
+  'ews priority standing off': '#7f8c8d',
   'HAProxy priority': '#e8710a',
   'ews fifo': '#7cb2e8',
   'HAProxy fifo': '#f5b27a',

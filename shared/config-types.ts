@@ -89,7 +89,7 @@ export interface ClassConfig {
   readonly queueMax: number;
   /** A request still queued after this long is answered 503 instead of being served late. */
   readonly deadlineMs: number;
-  /** While the class's queue stands (not once empty for qos.standingMs), a request that waited longer than this is refused (503 OVERLOADED); undefined: never. */
+  /** While the class's queue stands (not once empty for qos.standingMs), a request that waited longer than this is refused (503 OVERLOADED); undefined: never (the default but for the first class, which waits at most half its deadline). */
   readonly standingWaitMs: number | undefined;
 }
 export type SchedulerName = 'priority' | 'fifo' | 'dwfs' | 'weakly-hard' | 'fpd';

@@ -19,7 +19,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
         setQoS: 0,
         mk: undefined,
         targetMs: limits.requestTimeoutMs,
-        standingWaitMs: undefined,
+        standingWaitMs: Math.max(1, Math.round(limits.requestTimeoutMs / 2)),
       },
       {
         name: 'browse',
@@ -38,6 +38,8 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
   }
   if (list.length === 0 || list.length > 16) r.bad('classes', 'needs 1 to 16 classes');
   const out: ClassConfig[] = [];
+  /** Per class read: whether standingWaitMs was left unset. */
+  const unset: boolean[] = [];
   list.forEach((c, i) => {
     const p = `classes[${i}]`;
     if (!isObj(c)) {
@@ -89,6 +91,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => Number.isInteger(x)) || v[0] < 0 || v[1] < 1 || v[1] > 64 || v[0] > v[1]) r.bad(`${p}.mk`, 'must be [m, k] with 0 <= m <= k <= 64');
       else mk = { m: v[0] as number, k: v[1] as number };
     }
+    unset.push(c.standingWaitMs === undefined);
     out.push({
       name,
       priority,
@@ -100,9 +103,15 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
       setQoS: num(r, c, 'setQoS', p, 0, 0, 1),
       mk,
       targetMs: r.int(c, 'targetMs', p, deadlineMs, 1, 3_600_000),
-      standingWaitMs: c.standingWaitMs === undefined ? undefined : r.int(c, 'standingWaitMs', p, deadlineMs, 1, deadlineMs),
+      // Unset: half the deadline for the first class by priority (below), off for the others; 0: off.
+      standingWaitMs: c.standingWaitMs === undefined ? undefined : r.int(c, 'standingWaitMs', p, 0, 0, deadlineMs) || undefined,
     });
   });
+  // Device control (the first class by priority; the first listed among equals): a command that
+  // waited half its deadline in a queue that stands is refused rather than run late.
+  const first = out.reduce((best, c, i) => (c.priority < out[best]!.priority ? i : best), 0);
+  const f = out[first];
+  if (f && unset[first]) out[first] = { ...f, standingWaitMs: Math.max(1, Math.round(f.deadlineMs / 2)) };
   const names = new Set<string>();
   out.forEach((c, i) => {
     if (names.has(c.name)) r.bad(`classes[${i}].name`, `duplicate class "${c.name}"`);

@@ -306,10 +306,25 @@ test('roles: viewer, operator and admin', () => {
   assert.deepEqual(problems(users('root')), ['auth.users[0].role: must be "viewer", "operator" or "admin"']);
 });
 
-test('classes[].standingWaitMs: off unless set, at most the class deadline; qos.standingMs within its range', () => {
-  assert.equal(parseConfig(valid()).classes[0]!.standingWaitMs, undefined);
+test('classes[].standingWaitMs: half the deadline for the first class by priority, off for the others unless set, 0 off, at most the class deadline; qos.standingMs within its range', () => {
+  assert.deepEqual(
+    parseConfig(valid()).classes.map((c) => c.standingWaitMs),
+    [5000, undefined],
+    'the default classes: control (deadline 10 s) waits at most 5 s in a standing queue, browse is not cut',
+  );
+  const two = (first: Record<string, unknown>) =>
+    parseConfig({
+      ...valid(),
+      classes: [
+        { name: 'page', priority: 5, match: [{ pathPrefix: '/' }] },
+        { name: 'cmd', priority: 1, deadlineMs: 3001, match: [{ pathPrefix: '/cgi-bin/' }], ...first },
+      ],
+    }).classes.map((c) => c.standingWaitMs);
+  assert.deepEqual(two({}), [undefined, 1501], 'the first by priority, wherever it is listed');
+  assert.deepEqual(two({ standingWaitMs: 0 }), [undefined, undefined], '0 turns it off');
   const cls = (standingWaitMs: unknown) => ({ ...valid(), classes: [{ name: 'control', deadlineMs: 1000, match: [{ pathPrefix: '/' }], standingWaitMs }] });
   assert.equal(parseConfig(cls(1000)).classes[0]!.standingWaitMs, 1000);
+  assert.equal(parseConfig(cls(undefined)).classes[0]!.standingWaitMs, 500);
   assert.deepEqual(problems(cls(1001)).filter((p) => p.startsWith('classes[0].standingWaitMs')).length, 1);
   assert.equal(parseConfig(valid()).qos.standingMs, 500);
   assert.ok(problems({ ...valid(), qos: { standingMs: 5 } }).some((p) => p.startsWith('qos.standingMs')));

@@ -11,7 +11,8 @@ function setup(limits: Record<string, number> = {}, boards = 3, masterWork = 'sh
     cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4', broadcast: 'peers', heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, masterWork },
     boards: Array.from({ length: boards }, (_, i) => ({ id: `b${i}`, address: '127.0.0.1', httpPort: 1000 + i, udpPort: 2000 + i })),
     classes: [
-      { name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }] },
+      // The standing queue off (0): these tests are about what comes after it (its own test sets it).
+      { name: 'control', priority: 0, deadlineMs: 1000, match: [{ pathPrefix: '/cgi-bin/' }], standingWaitMs: 0 },
       { name: 'page', priority: 1, deadlineMs: 1000, match: [{ pathPrefix: '/' }] },
     ],
     limits: { inFlightPerBoardMax: 2, dispatchAttemptsMax: 2, requestTimeoutMs: 3000, ...limits },
