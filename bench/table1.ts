@@ -169,17 +169,18 @@ const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
 const rows: Row[] = [];
 // ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, qos.paceFill fills idle slots no faster than
 // they empty, HIGH's standing queue cut at half its deadline), then each of those changed alone: no fill pace; no standing-queue cut;
-// no reserve (nor pace: ews before the trunk reservation); 2 of 12 reserved. What each buys HIGH and costs LOW.
+// no reserve (the pace alone); neither reserve nor pace (ews before both: the LOW baseline); 2 of 12 reserved. What each buys HIGH and costs LOW.
 const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
   ['ews priority unpaced', () => ews('priority', undefined, undefined, false)],
   ['ews priority standing off', () => ews('priority', undefined, 0)],
   ['ews priority reserve 0', () => ews('priority', 0)],
+  ['ews priority reserve 0 unpaced', () => ews('priority', 0, undefined, false)],
   ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
   // HIGH's standing queue cut at 3 service times instead of half the deadline: what a tighter bound does when HIGH alone exceeds capacity.
   ['ews priority standing 300 ms', () => ews('priority', undefined, 3 * S)],
   ['HAProxy priority', () => haproxy(true)],
-  ['ews fifo', () => ews('fifo', 0)], // plain least-connection: no priority of any kind, so no HIGH reserve either
+  ['ews fifo', () => ews('fifo', 0, 0, false)], // plain least-connection: no priority of any kind, so no HIGH reserve, fill pace or standing-queue cut either
   ['HAProxy fifo', () => haproxy(false)],
 ];
 for (const [name, make] of makers) {
@@ -233,16 +234,16 @@ const md = [
       `| ${r.system} | ${r.highShare * 100}% | ${r.load}× | ${r.high.donePerS} | ${r.high.p50Ms} | ${r.high.p99Ms} | ${r.high.p99SteadyMs} | ${r.high.failures} | ${r.low.donePerS} | ${r.low.p50Ms} | ${r.low.p99Ms} | ${r.low.failures} | ${r.wastedBoardMs} |`,
   ),
   '',
-  'At 3× capacity, against HAProxy with priority classes (whole run; after the first second), and LOW against ews with no reserve:',
+  'At 3× capacity, against HAProxy with priority classes (whole run; after the first second), and LOW against ews before the reserve and the pace (reserve 0 unpaced):',
   ...SHARES.flatMap((share) => {
     const at = (system: string) => rows.find((r) => r.system === system && r.highShare === share && r.load === 3)!;
     const hap = at('HAProxy priority');
-    const base = at('ews priority reserve 0');
+    const base = at('ews priority reserve 0 unpaced');
     return [...new Set(rows.map((r) => r.system))]
       .filter((x) => x.startsWith('ews priority'))
       .map(
         (x) =>
-          `- HIGH ${share * 100}%, ${x}: HIGH p99 ${+(at(x).high.p99Ms / hap.high.p99Ms).toFixed(2)}× HAProxy's (after 1 s: ${+(at(x).high.p99SteadyMs / hap.high.p99SteadyMs).toFixed(2)}×); LOW ${+(at(x).low.donePerS / Math.max(0.1, base.low.donePerS)).toFixed(2)}× the LOW done/s of ews with no reserve.`,
+          `- HIGH ${share * 100}%, ${x}: HIGH p99 ${+(at(x).high.p99Ms / hap.high.p99Ms).toFixed(2)}× HAProxy's (after 1 s: ${+(at(x).high.p99SteadyMs / hap.high.p99SteadyMs).toFixed(2)}×); LOW ${+(at(x).low.donePerS / Math.max(0.1, base.low.donePerS)).toFixed(2)}× the LOW done/s of ews before.`,
       );
   }),
 ].join('\n');
@@ -253,6 +254,7 @@ const colors: Record<string, string> = {
   'ews priority reserve 0.17': '#8b2e6b',
   'ews priority standing 300 ms': '#c0392b',
   'ews priority unpaced': '#6a5acd',
+  'ews priority reserve 0 unpaced': '#16a085',
   'ews priority standing off': '#7f8c8d',
   'HAProxy priority': '#e8710a',
   'ews fifo': '#7cb2e8',

@@ -2,9 +2,9 @@
 // priority calls: while the first class by priority has had an arrival within ACTIVE_MS, a job of
 // any other class may take a slot only if more than the reserved share of the cluster's slots
 // stays free after it. The first class may take every slot.
-// And the fill pace (qos.paceFill): slots taken together free together one service time later,
-// so after a step in load (an idle cluster, then a flood of pages) a HIGH arrival beyond the
-// reserve would wait a whole service time behind pages that all started at once. While HIGH is
+// And the fill pace (qos.paceFill, with or without a reserve): slots taken together free together
+// one service time later, so after a step in load (an idle cluster, then a flood of pages) a HIGH
+// arrival beyond the reserve would wait a whole service time behind pages that all started at once. While HIGH is
 // active, idle slots are filled no faster than slots empty: a start spends a token, a slot that
 // frees gives one back (a replacement is never held), and idle slots earn tokens at the slots
 // over the recent mean service time, at most FILL_BURST more than the jobs in service. HIGH never
@@ -33,7 +33,7 @@ export class HighReserve {
   wakeAtMs: number | undefined;
 
   constructor(
-    /** qos.highReserve: the share of the slots kept free (0: off, the fill pace too). */
+    /** qos.highReserve: the share of the slots kept free (0: none). */
     private readonly share: number,
     /** qos.paceFill. */
     private readonly pace: boolean,
@@ -49,7 +49,7 @@ export class HighReserve {
   }
 
   private active(nowMs: number): boolean {
-    return this.share !== 0 && nowMs - this.lastFirstMs <= ACTIVE_MS;
+    return nowMs - this.lastFirstMs <= ACTIVE_MS;
   }
 
   /** Whether a job of a class after the first may take a slot now. */

@@ -292,8 +292,8 @@ test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves t
 });
 
 test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than slots empty (slots over the mean service time); a freed slot is refilled at once; unpaced, they take every slot', () => {
-  const flood = (paceFill: boolean) => {
-    const { core } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { paceFill });
+  const flood = (paceFill: boolean, highReserve?: number) => {
+    const { core } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { paceFill, ...(highReserve === undefined ? {} : { highReserve }) });
     // One answer teaches the core the service time, 120 ms (no HIGH yet: nothing is paced).
     const first = core.submit('first', info({ cls: 1 }), 0).job;
     core.finished(first, 0, 120);
@@ -308,6 +308,7 @@ test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than s
   const on = flood(true);
   assert.equal(on.started(), 2, 'paced: what idle slots earned (at most one more than the jobs in service)');
   assert.equal(on.core.wakeAtMs, 210, 'the next start is due one slot-time later: 120 ms / 12 slots');
+  assert.equal(flood(true, 0).started(), 2, 'the pace holds without a reserve too');
   const names = (e: Effect<string>[]) => dispatches(e).map((d) => d.split('@')[0]);
   assert.deepEqual(names(on.core.pump(210)), ['l2']);
   assert.deepEqual(names(on.core.pump(215)), [], 'half a slot-time: not yet');
