@@ -92,7 +92,11 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
     return n;
   };
   return {
-    name: `ews ${scheduler}${highReserve === undefined || scheduler === 'fifo' ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : standingWaitMs === 0 ? ' standing off' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
+    // fifo: plain least-connection, everything of the priority path off (the makers say so).
+    name:
+      scheduler === 'fifo'
+        ? 'ews fifo'
+        : `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : standingWaitMs === 0 ? ' standing off' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
