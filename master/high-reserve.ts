@@ -4,13 +4,13 @@
 // stays free after it. The first class may take every slot.
 // And the fill pace (qos.paceFill, with or without a reserve): slots taken together free together
 // one service time later, so after a step in load (an idle cluster, then a flood of pages) a HIGH
-// arrival beyond the reserve would wait a whole service time behind pages that all started at once. While HIGH is
-// active, idle slots are filled no faster than slots empty: a start spends a token, a slot that
-// frees gives one back (a replacement is never held), and idle slots earn tokens at the slots
-// over the recent mean service time, at most FILL_BURST more than the jobs in service. HIGH never
-// waits for a token but spends one, so pages fill what HIGH leaves. Under steady overload every
-// start replaces an answer and the pace never binds; after a step it spreads the first starts
-// over one service time, as they will free.
+// arrival beyond the reserve would wait a whole service time behind pages that all started at
+// once. While HIGH is active, idle slots are filled no faster than slots empty: a start spends a
+// token, a slot that frees gives one back (a replacement is never held), and idle slots earn
+// tokens at the slots over the recent mean service time, at most FILL_BURST more than the jobs in
+// service. HIGH never waits for a token but spends one, so pages fill what HIGH leaves. Under
+// steady overload every start replaces an answer and the pace never binds; after a step it
+// spreads the first starts over one service time, as they will free.
 // Pure: the view is read, never changed; the clock is the caller's.
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
 

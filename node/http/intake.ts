@@ -246,8 +246,9 @@ export class Intake {
     const w = this.dispatch.wakeAtMs;
     const now = this.d.clock.now();
     if (w === undefined || this.wakeMs > now) return; // none due, or one already set
+    clearTimeout(this.wake);
     this.wakeMs = w;
-    this.wake = setTimeout(() => this.pump(), w - now);
+    this.wake = setTimeout(() => this.pump(), w - now).unref();
   }
 
   private runLocal(job: Job<Exchange>, level: number): void {
