@@ -45,8 +45,8 @@ export class DispatchCore<P> {
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
   private readonly firstCls: number;
-  /** qos.highReserve: slots the other classes leave free while the first is active. */
-  private readonly highReserve: HighReserve;
+  /** qos.highReserve and qos.paceFill: slots the other classes leave free while the first is active, and how fast they fill idle ones (its wakeAtMs: when to pump again though nothing else happens). */
+  readonly highReserve: HighReserve;
   /** classes[].standingWaitMs: a request that waited that long in a standing queue is refused rather than served stale. */
   private readonly standing: StandingQueues;
   /** A CGI program's concurrencyMax per board. */
@@ -153,8 +153,7 @@ export class DispatchCore<P> {
       job.state = 'queued';
       if (this.scheduler.enqueue(job) === 'ok') return this.pumpInto(out, nowMs);
     }
-    // Never delivered (or refused unrun by the board): the cluster's own trouble, retryable (503).
-    // Delivered and lost: it may have run (502; a keyed retry is answered from its record).
+    // Never delivered (or refused unrun): the cluster's own trouble, retryable (503). Delivered and lost: it may have run (502; a keyed retry is answered from its record).
     if (delivered) this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering`, 1, nowMs);
     else this.refuse(out, job, 'failed', 'NO_BOARD', `board ${this.cfg.boards[board]!.id} did not take the request and no other could; it did not run: retry`, 1, nowMs);
     return this.pumpInto(out, nowMs);
@@ -179,12 +178,10 @@ export class DispatchCore<P> {
     const limit = this.cfg.limits.requestTimeoutMs;
     for (const job of this.running.values()) {
       if (nowMs - job.dispatchedMs < limit) break; // insertion order = dispatch order
-      const board = job.board;
-      this.release(job);
+      this.release(job); // done, its slot freed (job.board stays)
       this.counts.timeout[job.cls]!++;
-      job.state = 'done';
       this.scheduler.completed(job, this.dropped(nowMs - job.enqueuedMs), nowMs);
-      out.push({ kind: 'refuse', job, code: 'DISPATCH_TIMEOUT', message: `board ${this.cfg.boards[board]!.id} did not answer in ${limit} ms`, retryAfterS: 1 });
+      out.push({ kind: 'refuse', job, code: 'DISPATCH_TIMEOUT', message: `board ${this.cfg.boards[job.board]!.id} did not answer in ${limit} ms`, retryAfterS: 1 });
     }
     return this.pumpInto(out, nowMs);
   }
@@ -273,11 +270,6 @@ export class DispatchCore<P> {
   /** A planned handover: nothing new is dispatched before this time (what waits goes to the next master). */
   pausedUntilMs = -Infinity;
 
-  /** When `pump` should be called again though nothing else happens (the fill pace held a job back), if at all. */
-  get wakeAtMs(): number | undefined {
-    return this.highReserve.wakeAtMs;
-  }
-
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
     this.viewNow = nowMs;
     this.highReserve.wakeAtMs = undefined;
@@ -296,8 +288,7 @@ export class DispatchCore<P> {
         this.refuse(out, job, 'shed', 'OVERLOADED', stale, 1, nowMs);
         continue;
       }
-      // It would finish after its class deadline (waited + recent service time): answer now
-      // rather than spend a board on an answer its client will not wait for.
+      // It would finish after its class deadline (waited + recent service time): answer now, not spend a board on an answer its client will not wait for.
       if (waited + this.serviceMs[job.cls]! > this.cfg.classes[job.cls]!.deadlineMs) {
         this.refuse(out, job, 'expired', 'QUEUE_TIMEOUT', 'it could not be served within its deadline', 1, nowMs);
         continue;

@@ -1,7 +1,6 @@
-// The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts):
-// classify, hand the request to the core, carry out its effects (run here, send over the
-// dispatch link, or refuse), and feed back how each ended. What it decides on comes from pure
-// functions: the request's facts (master/request-facts.ts), the route table, the tick rate.
+// The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts): classify, hand the
+// request to the core, carry out its effects (run here, send over the dispatch link, or refuse), and feed back how each
+// ended. What it decides on comes from pure functions: the request's facts (master/request-facts.ts), the routes, the tick rate.
 import { type Classifier, classAtRank, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
@@ -243,7 +242,7 @@ export class Intake {
       else if (e.board === this.d.self) this.runLocal(e.job, e.level);
       else this.forward(e.job, e.board, e.id, e.level);
     }
-    const w = this.dispatch.wakeAtMs;
+    const w = this.dispatch.highReserve.wakeAtMs;
     const now = this.d.clock.now();
     if (w === undefined || this.wakeMs > now) return; // none due, or one already set
     clearTimeout(this.wake);

@@ -304,10 +304,10 @@ test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than s
   };
   const off = flood(false);
   assert.equal(off.started(), 10, 'unpaced: HIGH has a slot, one is kept free, pages take the other 10 at once');
-  assert.equal(off.core.wakeAtMs, undefined);
+  assert.equal(off.core.highReserve.wakeAtMs, undefined);
   const on = flood(true);
   assert.equal(on.started(), 2, 'paced: what idle slots earned (at most one more than the jobs in service)');
-  assert.equal(on.core.wakeAtMs, 210, 'the next start is due one slot-time later: 120 ms / 12 slots');
+  assert.equal(on.core.highReserve.wakeAtMs, 210, 'the next start is due one slot-time later: 120 ms / 12 slots');
   assert.equal(flood(true, 0).started(), 2, 'the pace holds without a reserve too');
   const names = (e: Effect<string>[]) => dispatches(e).map((d) => d.split('@')[0]);
   assert.deepEqual(names(on.core.pump(210)), ['l2']);
