@@ -48,13 +48,3 @@ export function createClassifier(classes: readonly ClassConfig[]): Classifier {
     },
   };
 }
-
-/** The class of the highest priority (`first`) or the lowest (`last`): a CGI program's `control` or `page`. */
-export function classAtRank(classes: readonly ClassConfig[], rank: 'first' | 'last'): number {
-  let best = 0;
-  for (let i = 1; i < classes.length; i++) {
-    const d = classes[i]!.priority - classes[best]!.priority;
-    if (rank === 'first' ? d < 0 : d >= 0) best = i;
-  }
-  return best;
-}

@@ -7,8 +7,8 @@
 import type { Config } from '../shared/config.ts';
 import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
+import { classAtRank } from '../shared/qos-config.ts';
 import type { StateTable } from '../shared/state-table.ts';
-import { classAtRank } from './classify.ts';
 import { HighReserve } from './high-reserve.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
 import { type BoardLoadView, MasterWork } from './least-connection.ts';

@@ -15,9 +15,9 @@
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
 
 /** The first class counts as active (its reserve holds) this long after its last arrival. */
-export const ACTIVE_MS = 1000;
+const ACTIVE_MS = 1000;
 /** Starts the fill pace lets through at once. */
-export const FILL_BURST = 1;
+const FILL_BURST = 1;
 /** Weight of the newest answer in the mean service time the fill pace runs on. */
 const SERVICE_EWMA = 0.1;
 

@@ -109,7 +109,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
   });
   // Device control (the first class by priority; the first listed among equals): a command that
   // waited half its deadline in a queue that stands is refused rather than run late.
-  const first = out.reduce((best, c, i) => (c.priority < out[best]!.priority ? i : best), 0);
+  const first = classAtRank(out, 'first');
   const f = out[first];
   if (f && unset[first]) out[first] = { ...f, standingWaitMs: Math.max(1, Math.round(f.deadlineMs / 2)) };
   const names = new Set<string>();
@@ -171,4 +171,14 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
       if (!c.mk) r.bad(`classes[${i}].mk`, 'is required by the weakly-hard scheduler, e.g. [3, 5]');
     });
   return qos;
+}
+
+/** The class of the highest priority (`first`; the first listed among equals) or the lowest (`last`): device control and pages, a CGI program's `control` or `page`. */
+export function classAtRank(classes: readonly ClassConfig[], rank: 'first' | 'last'): number {
+  let best = 0;
+  for (let i = 1; i < classes.length; i++) {
+    const d = classes[i]!.priority - classes[best]!.priority;
+    if (rank === 'first' ? d < 0 : d >= 0) best = i;
+  }
+  return best;
 }

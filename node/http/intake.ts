@@ -1,7 +1,7 @@
 // The master's request path, as I/O around the pure dispatch core (master/dispatch-core.ts): classify, hand the
 // request to the core, carry out its effects (run here, send over the dispatch link, or refuse), and feed back how each
 // ended. What it decides on comes from pure functions: the request's facts (master/request-facts.ts), the routes, the tick rate.
-import { type Classifier, classAtRank, createClassifier } from '../../master/classify.ts';
+import { type Classifier, createClassifier } from '../../master/classify.ts';
 import { deviceTarget, keyRoute } from '../../master/device-route.ts';
 import { DispatchCore, dispatchTickMs, type Effect, type Job, OUTCOMES } from '../../master/dispatch-core.ts';
 import { LocalPacer } from '../../master/local-pacer.ts';
@@ -14,6 +14,7 @@ import { EwsError } from '../../shared/errors.ts';
 import { headerPairs } from '../../shared/header-lines.ts';
 import { type IdempotencyStore, requestHash, SCOPED_KEY_RE } from '../../shared/idempotency-store.ts';
 import type { Registry } from '../../shared/metrics.ts';
+import { classAtRank } from '../../shared/qos-config.ts';
 import { redirectWay } from '../../shared/routes.ts';
 import { parseUserLine } from '../../shared/user-line.ts';
 import type { ClusterMirror } from '../cluster-plane/mirror.ts';
@@ -243,11 +244,10 @@ export class Intake {
       else this.forward(e.job, e.board, e.id, e.level);
     }
     const w = this.dispatch.highReserve.wakeAtMs;
-    const now = this.d.clock.now();
-    if (w === undefined || this.wakeMs > now) return; // none due, or one already set
+    if (w === undefined || this.wakeMs > this.d.clock.now()) return; // none due (no clock read: this runs per request), or one set
     clearTimeout(this.wake);
     this.wakeMs = w;
-    this.wake = setTimeout(() => this.pump(), w - now).unref();
+    this.wake = setTimeout(() => this.pump(), w - this.d.clock.now()).unref();
   }
 
   private runLocal(job: Job<Exchange>, level: number): void {

@@ -3,9 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classAtRank } from '../../master/classify.ts';
 import { type CgiRequest, cgiEnvironment, parseCgiOutput, programNameProblem, programTarget } from '../../shared/cgi.ts';
 import { parseConfig } from '../../shared/config.ts';
+import { classAtRank } from '../../shared/qos-config.ts';
 import { parseUserLine, userLine } from '../../shared/user-line.ts';
 
 test('a target names a program, its PATH_INFO and its query; built-in names are not programs', () => {
