@@ -125,7 +125,7 @@ test('a board silent for Tthreshold gets nothing, even before the cluster core m
   assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@0', 'r3@1'], 'board 2 last heard 600 ms ago');
 });
 
-test('a copy of the table is judged as of when it was made: a request thread busy since then has heard nothing, which is not silence', () => {
+test("a copy of the table is judged as of when it was made: a request thread busy since then has heard nothing, which is not silence", () => {
   const { core, table } = setup();
   // As the request thread adopts the plane's table: every board heard at 1000, the copy made at 1010.
   table.adopt([1, 1, 1], [0, 0, 0], [1000, 1000, 1000], [], 1010);
