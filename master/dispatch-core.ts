@@ -75,7 +75,7 @@ export class DispatchCore<P> {
     const silentMs = cfg.cluster.tthresholdMs;
     // A drained board is up but takes no new work: to dispatch it is as good as joining (0).
     this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (this.down(i) ? -1 : table.drained(i) ? 0 : table.runstate(i)) };
-    this.down = (i) => i !== self && (Math.min(this.viewNow, table.asOfMs) - table.lastHeard(i) > silentMs || table.runstate(i) === -1);
+    this.down = (i) => i !== self && (this.viewNow - table.lastHeard(i) > silentMs || table.runstate(i) === -1);
     this.masterWork = new MasterWork(this.view, self, cfg.cluster.masterWork, cfg.boards.length);
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });

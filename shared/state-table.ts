@@ -13,11 +13,6 @@ export class StateTable {
   private readonly heard: number[];
   /** Boards an admin drained: no new work until undrained; kept across their restarts and handed on with the table. */
   private readonly drainedFlags: boolean[];
-  /**
-   * When the heard times were last true: a copy adopted from another thread is true as of when it
-   * was made (a thread that was busy since has heard nothing, which is not silence). Infinity: live.
-   */
-  asOfMs = Infinity;
 
   constructor(n: number) {
     if (!Number.isInteger(n) || n < 1 || n > 255) throw new Error(`board count out of range: ${n}`);
@@ -118,8 +113,7 @@ export class StateTable {
     for (let i = 0; i < this.n; i++) this.own[i] = Math.max(0, own[i] ?? 0);
   }
   /** The membership and reported load of another copy of the table (the cluster plane's); own counts stay. */
-  adopt(runstates: readonly RunState[], reported: readonly number[], heard: readonly number[], drained: readonly boolean[] = [], asOfMs = Infinity): void {
-    this.asOfMs = asOfMs;
+  adopt(runstates: readonly RunState[], reported: readonly number[], heard: readonly number[], drained: readonly boolean[] = []): void {
     for (let i = 0; i < this.n; i++) {
       this.runstates[i] = runstates[i] ?? 0;
       this.reported[i] = reported[i] ?? 0;

@@ -43,8 +43,6 @@ export interface PlaneState {
   reported: number[];
   /** Absolute ms (see the file comment). */
   heard: number[];
-  /** Absolute ms when the plane made this state: the heard times are true as of then. */
-  at: number;
   epochs: number[];
   /** The highest protocol version each board has shown since its boot (0: not heard). */
   protocols: number[];

@@ -300,7 +300,6 @@ export class ClusterMirror {
       reported,
       s.heard.map((h) => h + toLocal),
       drained,
-      s.at + toLocal,
     );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }

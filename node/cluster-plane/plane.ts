@@ -60,7 +60,6 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       runstates: m.runstates,
       reported: m.reported,
       heard: m.heard.map((h) => h + toAbs),
-      at: clock.now() + toAbs,
       epochs: link.epochs(),
       protocols: link.versions(),
       resigned: link.isSuspended,

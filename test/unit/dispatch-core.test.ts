@@ -125,22 +125,6 @@ test('a board silent for Tthreshold gets nothing, even before the cluster core m
   assert.deepEqual(placed, ['r0@0', 'r1@1', 'r2@0', 'r3@1'], 'board 2 last heard 600 ms ago');
 });
 
-test("a copy of the table is judged as of when it was made: a request thread busy since then has heard nothing, which is not silence", () => {
-  const { core, table } = setup();
-  // As the request thread adopts the plane's table: every board heard at 1000, the copy made at 1010.
-  table.adopt([1, 1, 1], [0, 0, 0], [1000, 1000, 1000], [], 1010);
-  // The thread was busy for 2 s (past Tthreshold, 500 ms): the boards are not down for it.
-  const placed = [0, 1, 2].flatMap((i) => dispatches(core.submit(`r${i}`, info({ candidates: [1, 2] }), 3010).effects));
-  assert.deepEqual(placed, ['r0@1', 'r1@2', 'r2@1'], 'a device on boards 1 and 2 is served, not refused DEVICE_UNREACHABLE');
-  // The next copy says board 2 was last heard 600 ms before it was made: that board is silent.
-  table.adopt([1, 1, 1], [0, 0, 0], [3100, 3100, 2500], [], 3100);
-  const e = core.submit('r3', info({ candidates: [2] }), 3110).effects;
-  assert.deepEqual(
-    e.map((x) => (x.kind === 'refuse' ? x.code : x.kind)),
-    ['DEVICE_UNREACHABLE'],
-  );
-});
-
 test('deadline prediction: a job that can no longer finish in time is refused at once instead of run', () => {
   const { core } = setup({}, 1);
   const a = core.submit('a', info(), 0).job;
