@@ -282,7 +282,7 @@ export function loadThroughVip(tag: string): { stats: LoadStats; stop(): Promise
         const r = await request(VIP, '/cgi-bin/devices/valve3/set', { method: 'POST', body, headers: { 'idempotency-key': key }, timeoutMs: 3000 });
         if (r.status === 200) break;
         if (r.status !== 0) {
-          stats.bad.push(`command ${r.status} ${r.body.slice(0, 120)}`);
+          stats.bad.push(`command ${r.status} ${r.body.slice(0, 120)} (board ${r.board}, at ${Date.now()})`);
           break;
         }
         stats.resets++;

@@ -92,14 +92,8 @@ describe('a rolling upgrade on the namespace LAN under load through the VIP', ()
     // CPU, not the upgrade (one command in 2119 timed out here).
     buses = await valveBuses();
     const devices = [buses.device({ timeoutMs: 2000 })];
-    lan = await buildLan({
-      devices,
-      upgrade: { publicKey: made.key.publicKey, healthS: 10 },
-      releases: (id) => {
-        made.install(prefix(id));
-        return prefix(id);
-      },
-    });
+    for (const id of ['ews1', 'ews2', 'ews3']) await made.install(prefix(id));
+    lan = await buildLan({ devices, upgrade: { publicKey: made.key.publicKey, healthS: 10 }, releases: prefix });
     assert.equal((await settled(lan, lan.ids, 30_000)).master, 'ews1');
     await allOn(made.versions.base);
     await until('the valve online', async () => (JSON.parse((await request(VIP, '/api/devices')).body) as Array<{ online: boolean }>).every((d) => d.online));

@@ -4,11 +4,14 @@
 // link over it: a power cut leaves the old release running or the new one, never half of one.
 // Only the current and the previous releases stay (the disk is bounded).
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { OpenedBundle } from '../../shared/bundle.ts';
 
 const RELEASES = 'releases';
+/** Files written and synced at once while installing (libuv's thread pool has 4 threads). */
+const WRITES_AT_ONCE = 4;
 
 function syncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -31,27 +34,38 @@ function linked(prefix: string, name: 'current' | 'previous'): string | undefine
 export const currentRelease = (prefix: string): string | undefined => linked(prefix, 'current');
 export const previousRelease = (prefix: string): string | undefined => linked(prefix, 'previous');
 
-/** Unpack an opened (verified) bundle into releases/<version>; its directory. */
-export function installRelease(prefix: string, b: OpenedBundle): string {
+/**
+ * Unpack an opened (verified) bundle into releases/<version>; its directory. Every file is synced
+ * before the rename makes the release visible, off the request thread: a release is about 1400
+ * files, and written and synced one by one on the request thread they held it for 0.5-0.6 s on
+ * this machine's disk (longer on an SD card), while the master that installs its own release
+ * last still serves the cluster.
+ */
+export async function installRelease(prefix: string, b: OpenedBundle): Promise<string> {
   const root = join(prefix, RELEASES);
-  mkdirSync(root, { recursive: true });
+  await mkdir(root, { recursive: true });
   const version = b.manifest.version;
   if (version === currentRelease(prefix)) throw new Error(`release ${version} is the one running`);
   const tmp = join(root, `.${version}.${randomBytes(4).toString('hex')}.partial`);
-  for (const f of b.files) {
-    const path = join(tmp, f.path);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, f.data, { mode: f.mode });
-    const fd = openSync(path, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+  let next = 0;
+  const writer = async (): Promise<void> => {
+    for (let i = next++; i < b.files.length; i = next++) {
+      const f = b.files[i]!;
+      const path = join(tmp, f.path);
+      await mkdir(dirname(path), { recursive: true });
+      const fh = await open(path, 'w', f.mode);
+      try {
+        await fh.writeFile(f.data);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: WRITES_AT_ONCE }, writer));
   const dir = join(root, version);
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
   syncDir(root);
   return dir;
 }

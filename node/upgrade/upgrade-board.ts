@@ -102,7 +102,7 @@ export class UpgradeBoard {
   async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, BUNDLE_BYTES_MAX);
     this.verify(req, body);
-    const out = this.take(body);
+    const out = await this.take(body);
     if (out.applied === 'restart') res.once('finish', () => setTimeout(() => this.d.exit!(), 20));
     sendJson(res, 200, out);
   }
@@ -134,7 +134,7 @@ export class UpgradeBoard {
   }
 
   /** Check, install and switch to the bundle's release here; throws (nothing touched) when it cannot. */
-  take(body: Buffer): { board: string; from: string; to: string; applied: 'restart' | 'already' } {
+  async take(body: Buffer): Promise<{ board: string; from: string; to: string; applied: 'restart' | 'already' }> {
     const { d } = this;
     const cfg = d.running.cfg;
     const key = parsePublicKey(cfg.upgrade.publicKey);
@@ -150,7 +150,7 @@ export class UpgradeBoard {
     const prefix = releasePrefix(cfg);
     if (!prefix || !existsSync(join(prefix, 'current'))) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} does not run from a releases layout (<prefix>/current/ews.js)`);
     if (!d.exit) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} has no supervisor to start the new release`);
-    installRelease(prefix, opened);
+    await installRelease(prefix, opened);
     writeFileSync(join(prefix, PENDING), JSON.stringify({ from: VERSION, to, at: Date.now(), attempts: 0 } satisfies Pending));
     switchRelease(prefix, to);
     d.log.info({ from: VERSION, to }, 'release installed: restarting into it');

@@ -183,7 +183,7 @@ export class UpgradeRollout {
     let master = 'kept its release: the rollout stopped';
     if (!stopped) {
       try {
-        const here = body ? d.board.take(body) : d.board.rollBackHere();
+        const here = body ? await d.board.take(body) : d.board.rollBackHere();
         master = here.applied === 'restart' ? 'restarting into the new release' : 'already on it';
       } catch (e) {
         master = `refused: ${(e as Error).message}`;

@@ -21,7 +21,7 @@ export interface Bundles {
   files: { base: string; next: string; dies: string; far: string; tampered: string };
   versions: { base: string; next: string; dies: string };
   /** Lay out a board's releases under `prefix` with `base` installed and current. */
-  install(prefix: string): void;
+  install(prefix: string): Promise<void>;
   /** One more bundle of the built board, at `version`: its file. */
   pack(version: string): string;
 }
@@ -56,9 +56,9 @@ export function makeBundles(dir: string): Bundles {
     files,
     versions,
     pack: (version) => pack(version),
-    install(prefix) {
+    async install(prefix) {
       mkdirSync(prefix, { recursive: true });
-      installRelease(prefix, openBundle(readFileSync(files.base), pub, process.arch));
+      await installRelease(prefix, openBundle(readFileSync(files.base), pub, process.arch));
       switchRelease(prefix, versions.base);
     },
   };

@@ -79,7 +79,7 @@ describe('rolling upgrade under supervisors', () => {
       }),
     );
     for (const id of ids) {
-      made.install(prefix(id));
+      await made.install(prefix(id));
       sups.set(
         id,
         supervise(prefix(id), (entry) => [process.execPath, [...BOARD_NODE_FLAGS, entry, 'start', '--config', file, '--board', id]], log(id)),

@@ -47,12 +47,12 @@ test('a bundle opens only signed with the board’s key, untampered, for its arc
   assert.match(String(parsePublicKey('short')), /base64 of a raw 32-byte Ed25519 key/);
 });
 
-test('releases: installed beside the running one, switched by a link, the previous kept for a rollback, older ones removed', () => {
+test('releases: installed beside the running one, switched by a link, the previous kept for a rollback, older ones removed', async () => {
   const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
   dirs.push(prefix);
   const p = pub as Exclude<typeof pub, string>;
   for (const v of ['0.1.0', '0.2.0', '0.3.0']) {
-    installRelease(prefix, openBundle(bundle(v), p, 'x64'));
+    await installRelease(prefix, openBundle(bundle(v), p, 'x64'));
     switchRelease(prefix, v);
   }
   assert.equal(currentRelease(prefix), '0.3.0');
@@ -61,7 +61,7 @@ test('releases: installed beside the running one, switched by a link, the previo
   assert.equal(readFileSync(join(prefix, 'current', 'ews.js'), 'utf8'), 'console.log("ews")\n');
   assert.equal(statSync(join(prefix, 'current', 'node_modules/x/index.js')).mode & 0o777, 0o755);
   assert.ok(!existsSync(join(prefix, 'releases', '0.1.0')), 'only the current and the previous stay');
-  assert.throws(() => installRelease(prefix, openBundle(bundle('0.3.0'), p, 'x64')), /is the one running/);
+  await assert.rejects(installRelease(prefix, openBundle(bundle('0.3.0'), p, 'x64')), /is the one running/);
   assert.equal(rollBack(prefix), true);
   assert.deepEqual([currentRelease(prefix), previousRelease(prefix)], ['0.2.0', '0.3.0']);
   assert.throws(() => switchRelease(prefix, '9.9.9'), /no release 9.9.9/);
