@@ -1,5 +1,4 @@
-// A board: the composition root. It builds the adapters around the pure cores and wires them
-// together; every decision is made in the cores, every piece of I/O in the adapters it builds.
+// A board: the composition root. It builds the adapters around the pure cores and wires them together; every decision is made in the cores, every piece of I/O in the adapters it builds.
 import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { systemClock } from '../shared/clock.ts';
@@ -155,9 +154,8 @@ export class Board {
     // With a floating address the board must accept connections to it too.
     const host = b.cfg.cluster.vip ? '0.0.0.0' : b.self.address;
     await b.front.listen(b.self.httpPort, host);
-    // Load the large optional libraries before joining the cluster: compiling them stalls the
-    // event loop (hundreds of ms on a small board), which after joining would look like a dead
-    // master and hand mastership on.
+    // Load the large optional libraries before joining the cluster: compiling them stalls the event loop (hundreds of ms on a
+    // small board), which after joining would look like a dead master and hand mastership on.
     if (b.cfg.mqtt) await import('mqtt');
     if (b.cfg.devices.some((d) => d.attach.some((a) => a.board === b.self.index && a.port !== ''))) await import('serialport');
     void b.mqtt.start();
@@ -184,6 +182,8 @@ export class Board {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // What it relays to the master is answered first (bounded): after an upgrade's handover, the last requests the old address took.
+    await this.relay.settled(this.cfg.limits.requestTimeoutMs);
     await this.reactions.close();
     this.devices.stop();
     this.schedules.close();

@@ -10,6 +10,9 @@ import type { ClientAnswer, ClientRequest } from './lean-exchange.ts';
 export class MasterRelay {
   private readonly agent: http.Agent;
   private readonly request: typeof http.request;
+  /** Relayed requests not answered yet, and who waits for there to be none. */
+  private inFlight = 0;
+  private idle: (() => void) | undefined;
   constructor(
     private readonly cfg: Config,
     private readonly self: BoardConfig,
@@ -27,13 +30,27 @@ export class MasterRelay {
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
     headers['content-length'] = String(body.length);
     const up = this.request({ host: m.address, port: m.httpPort, method: req.method, path: req.url, headers, agent: this.agent, timeout: this.cfg.limits.requestTimeoutMs });
+    this.inFlight++;
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
+      if (--this.inFlight === 0) this.idle?.();
     });
     up.on('response', (ur) => relayResponse(ur, res, this.cfg.limits.answerBytesMax));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
     up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
     up.end(body);
+  }
+
+  /** Once no relayed request is waiting for the master's answer, or after `ms`. */
+  settled(ms: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.idle = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
   }
 
   /** Drop the keep-alive connections (a pulled cable, shutdown). */
