@@ -48,21 +48,31 @@ export async function installRelease(prefix: string, b: OpenedBundle): Promise<s
   if (version === currentRelease(prefix)) throw new Error(`release ${version} is the one running`);
   const tmp = join(root, `.${version}.${randomBytes(4).toString('hex')}.partial`);
   let next = 0;
-  const writer = async (): Promise<void> => {
-    for (let i = next++; i < b.files.length; i = next++) {
-      const f = b.files[i]!;
-      const path = join(tmp, f.path);
-      await mkdir(dirname(path), { recursive: true });
-      const fh = await open(path, 'w', f.mode);
-      try {
-        await fh.writeFile(f.data);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+  let failed = false;
+  const write = async (f: OpenedBundle['files'][number]): Promise<void> => {
+    const path = join(tmp, f.path);
+    await mkdir(dirname(path), { recursive: true });
+    const fh = await open(path, 'w', f.mode);
+    try {
+      await fh.writeFile(f.data);
+      await fh.sync();
+    } finally {
+      await fh.close();
     }
   };
-  await Promise.all(Array.from({ length: WRITES_AT_ONCE }, writer));
+  const writer = async (): Promise<void> => {
+    for (let i = next++; i < b.files.length && !failed; i = next++)
+      await write(b.files[i]!).catch((e: unknown) => {
+        failed = true;
+        throw e;
+      });
+  };
+  // A write that fails (a full disk) stops the others; the partial release goes, nothing else was touched.
+  const bad = (await Promise.allSettled(Array.from({ length: WRITES_AT_ONCE }, writer))).find((r) => r.status === 'rejected');
+  if (bad) {
+    await rm(tmp, { recursive: true, force: true });
+    throw bad.reason;
+  }
   const dir = join(root, version);
   await rm(dir, { recursive: true, force: true });
   await rename(tmp, dir);

@@ -97,6 +97,8 @@ export interface UpgradeDeps {
 }
 
 export class UpgradeBoard {
+  /** An install under way here, or done and the board about to restart into it: one at a time. */
+  private taking = false;
   constructor(private readonly d: UpgradeDeps) {}
 
   async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -150,9 +152,16 @@ export class UpgradeBoard {
     const prefix = releasePrefix(cfg);
     if (!prefix || !existsSync(join(prefix, 'current'))) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} does not run from a releases layout (<prefix>/current/ews.js)`);
     if (!d.exit) throw new EwsError('UPGRADE_NOT_POSSIBLE', `board ${d.self.id} has no supervisor to start the new release`);
-    await installRelease(prefix, opened);
-    writeFileSync(join(prefix, PENDING), JSON.stringify({ from: VERSION, to, at: Date.now(), attempts: 0 } satisfies Pending));
-    switchRelease(prefix, to);
+    if (this.taking) throw new EwsError('PUSH_IN_PROGRESS', `board ${d.self.id} is installing a release already, or restarting into one`);
+    this.taking = true;
+    try {
+      await installRelease(prefix, opened);
+      writeFileSync(join(prefix, PENDING), JSON.stringify({ from: VERSION, to, at: Date.now(), attempts: 0 } satisfies Pending));
+      switchRelease(prefix, to);
+    } catch (e) {
+      this.taking = false;
+      throw e;
+    }
     d.log.info({ from: VERSION, to }, 'release installed: restarting into it');
     return { board: d.self.id, from: VERSION, to, applied: 'restart' };
   }

@@ -2,12 +2,17 @@
 // opens only a bundle signed with its key, untampered, for its architecture; releases switch by
 // a link, the previous one stays for a rollback, older ones go.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { RunningConfig } from '../../node/config/running-config.ts';
+import { silentLogger } from '../../node/log.ts';
 import { currentRelease, installRelease, previousRelease, rollBack, switchRelease } from '../../node/upgrade/releases.ts';
+import { UpgradeBoard } from '../../node/upgrade/upgrade-board.ts';
 import { makeBundle, newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
+import { parseConfig } from '../../shared/config.ts';
+import type { EwsError } from '../../shared/errors.ts';
 
 const key = newSigningKey();
 const other = newSigningKey();
@@ -65,4 +70,38 @@ test('releases: installed beside the running one, switched by a link, the previo
   assert.equal(rollBack(prefix), true);
   assert.deepEqual([currentRelease(prefix), previousRelease(prefix)], ['0.2.0', '0.3.0']);
   assert.throws(() => switchRelease(prefix, '9.9.9'), /no release 9.9.9/);
+});
+
+test('releases: an install that fails half-way (a file where a directory must go) leaves no partial release and keeps the running one', async () => {
+  const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
+  dirs.push(prefix);
+  const p = pub as Exclude<typeof pub, string>;
+  await installRelease(prefix, openBundle(bundle('0.1.0'), p, 'x64'));
+  switchRelease(prefix, '0.1.0');
+  const many = Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.js`, mode: 0o644, data: Buffer.from(`${i}\n`) }));
+  const clash = [...many, { path: 'x', mode: 0o644, data: Buffer.from('a file\n') }, { path: 'x/y.js', mode: 0o644, data: Buffer.from('under it\n') }, ...many.map((f) => ({ ...f, path: `g/${f.path}` }))];
+  await assert.rejects(installRelease(prefix, openBundle(makeBundle({ version: '0.2.0', arch: 'x64', protocol: 1 }, clash, key.privatePem), p, 'x64')), /ENOTDIR|EEXIST|EISDIR/);
+  assert.deepEqual(readdirSync(join(prefix, 'releases')), ['0.1.0'], 'no partial release, no 0.2.0');
+  assert.equal(currentRelease(prefix), '0.1.0');
+});
+
+test('a board installs one release at a time: a second one sent while the first installs (or after it, the board restarting) is refused PUSH_IN_PROGRESS', async () => {
+  const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
+  dirs.push(prefix);
+  const p = pub as Exclude<typeof pub, string>;
+  await installRelease(prefix, openBundle(bundle('0.1.0'), p, 'x64'));
+  switchRelease(prefix, '0.1.0');
+  const cfg = parseConfig({
+    cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
+    boards: [{ id: 'b1', address: '127.0.0.1', httpPort: 1000, udpPort: 2000 }],
+    auth: { disabled: true },
+    upgrade: { publicKey: key.publicKey, prefix },
+  });
+  const up = new UpgradeBoard({ running: new RunningConfig(cfg, {}), self: cfg.boards[0]!, log: silentLogger, exit: () => {} });
+  const arch = (v: string) => makeBundle({ version: v, arch: process.arch, protocol: 1 }, files, key.privatePem);
+  const [first, second] = await Promise.allSettled([up.take(arch('0.2.0')), up.take(arch('0.3.0'))]);
+  assert.equal(first.status === 'fulfilled' && first.value.applied, 'restart');
+  assert.equal(second.status === 'rejected' && (second.reason as EwsError).code, 'PUSH_IN_PROGRESS');
+  await assert.rejects(up.take(arch('0.3.0')), (e: EwsError) => e.code === 'PUSH_IN_PROGRESS', 'the board restarts into 0.2.0: nothing more');
+  assert.equal(currentRelease(prefix), '0.2.0');
 });
