@@ -75,13 +75,14 @@ describe('a power cut', () => {
     assert.equal((await httpGet(`${u('b1')}/api/logout`, { method: 'POST', headers: { authorization: `Bearer ${gone}` } })).status, 200);
     // Wait (on the disk itself) for history past now to be flushed, and for every entry to be on every board's disk.
     const mark = Date.now();
-    const valveSamples = async () => (await get<Array<[number, number]>>('b1', '/api/history?device=valve3&point=position')).filter(([t]) => t <= mark);
+    // Each board's own samples: a board builds its history from the DEVICE broadcasts it heard, so one it missed (UDP) it never had.
+    const valveSamples = async (id: string) => (await get<Array<[number, number]>>(id, '/api/history?device=valve3&point=position')).filter(([t]) => t <= mark);
     await waitFor('history flushed past the mark on every board', async () => ids.every((id) => [...state(`${id}.history.log`).matchAll(/\[(\d{13})(\.\d+)?,/g)].some((m) => Number(m[1]) > mark)));
     await waitFor('the log on every disk', async () =>
       ids.every((id) => /"kind":"alarm-ack"/.test(state(`${id}.audit.log`)) && (state(`${id}.audit.log`).match(/"kind":"command"/g)?.length ?? 0) >= 3),
     );
-    const before = await valveSamples();
-    assert.ok(before.length >= 2, `samples before the cut: ${before.length}`);
+    const before = new Map(await Promise.all(ids.map(async (id) => [id, await valveSamples(id)] as const)));
+    for (const [id, b] of before) assert.ok(b.length >= 2, `${id}: samples before the cut: ${b.length}`);
     const valveCommands = devices.sims.valve.commands;
 
     await Promise.all(ids.map((id) => c.kill(id, 'SIGKILL')));
@@ -91,7 +92,7 @@ describe('a power cut', () => {
       const hist = await get<Array<[number, number]>>(id, '/api/history?device=valve3&point=position');
       const times = new Set(hist.map(([t]) => t));
       assert.deepEqual(
-        before.filter(([t]) => !times.has(t)),
+        before.get(id)!.filter(([t]) => !times.has(t)),
         [],
         `${id}: every sample up to the last flush`,
       );
