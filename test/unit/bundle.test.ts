@@ -79,7 +79,12 @@ test('releases: an install that fails half-way (a file where a directory must go
   await installRelease(prefix, openBundle(bundle('0.1.0'), p, 'x64'));
   switchRelease(prefix, '0.1.0');
   const many = Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.js`, mode: 0o644, data: Buffer.from(`${i}\n`) }));
-  const clash = [...many, { path: 'x', mode: 0o644, data: Buffer.from('a file\n') }, { path: 'x/y.js', mode: 0o644, data: Buffer.from('under it\n') }, ...many.map((f) => ({ ...f, path: `g/${f.path}` }))];
+  const clash = [
+    ...many,
+    { path: 'x', mode: 0o644, data: Buffer.from('a file\n') },
+    { path: 'x/y.js', mode: 0o644, data: Buffer.from('under it\n') },
+    ...many.map((f) => ({ ...f, path: `g/${f.path}` })),
+  ];
   await assert.rejects(installRelease(prefix, openBundle(makeBundle({ version: '0.2.0', arch: 'x64', protocol: 1 }, clash, key.privatePem), p, 'x64')), /ENOTDIR|EEXIST|EISDIR/);
   assert.deepEqual(readdirSync(join(prefix, 'releases')), ['0.1.0'], 'no partial release, no 0.2.0');
   assert.equal(currentRelease(prefix), '0.1.0');
