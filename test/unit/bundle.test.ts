@@ -72,12 +72,18 @@ test('releases: installed beside the running one, switched by a link, the previo
   assert.throws(() => switchRelease(prefix, '9.9.9'), /no release 9.9.9/);
 });
 
-test('releases: an install that fails half-way (a file where a directory must go) leaves no partial release and keeps the running one', async () => {
+/** A releases layout running 0.1.0. */
+async function running010() {
   const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
   dirs.push(prefix);
   const p = pub as Exclude<typeof pub, string>;
   await installRelease(prefix, openBundle(bundle('0.1.0'), p, 'x64'));
   switchRelease(prefix, '0.1.0');
+  return { prefix, p };
+}
+
+test('releases: an install that fails half-way (a file where a directory must go) leaves no partial release and keeps the running one', async () => {
+  const { prefix, p } = await running010();
   const many = Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.js`, mode: 0o644, data: Buffer.from(`${i}\n`) }));
   const clash = [
     ...many,
@@ -91,11 +97,7 @@ test('releases: an install that fails half-way (a file where a directory must go
 });
 
 test('a board installs one release at a time: a second one sent while the first installs (or after it, the board restarting) is refused PUSH_IN_PROGRESS', async () => {
-  const prefix = mkdtempSync(join(tmpdir(), 'ews-releases-'));
-  dirs.push(prefix);
-  const p = pub as Exclude<typeof pub, string>;
-  await installRelease(prefix, openBundle(bundle('0.1.0'), p, 'x64'));
-  switchRelease(prefix, '0.1.0');
+  const { prefix, p } = await running010();
   const cfg = parseConfig({
     cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
     boards: [{ id: 'b1', address: '127.0.0.1', httpPort: 1000, udpPort: 2000 }],
