@@ -97,7 +97,7 @@ test('releases: an install that fails half-way (a file where a directory must go
 });
 
 test('a board installs one release at a time: a second one sent while the first installs (or after it, the board restarting) is refused PUSH_IN_PROGRESS', async () => {
-  const { prefix, p } = await running010();
+  const { prefix } = await running010();
   const cfg = parseConfig({
     cluster: { name: 't', key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
     boards: [{ id: 'b1', address: '127.0.0.1', httpPort: 1000, udpPort: 2000 }],
