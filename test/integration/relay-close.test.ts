@@ -9,7 +9,7 @@ describe('a node stopping answers what it relays first', () => {
   let c: TestCluster;
   before(async () => {
     c = await makeCluster(2, (cfg) => {
-      // The master runs the page itself: the node being stopped only relays it.
+      // The master may run the page itself (share) or send it back to b2: either way b2 relays it, and answers it before it stops.
       (cfg.cluster as Record<string, unknown>).masterWork = 'share';
     });
     await converged(c);
