@@ -18,7 +18,7 @@ import type { RunningConfig } from '../config/running-config.ts';
 import { readBody, sendJson } from '../http/http-io.ts';
 import type { Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
-import { abandon, currentRelease, installRelease, rollBack, switchRelease } from './releases.ts';
+import { abandon, currentRelease, installRelease, prune, rollBack, switchRelease } from './releases.ts';
 
 /** The exit code that asks the supervisor to start `current` again (systemd's Restart=on-failure restarts it). */
 export const UPGRADE_EXIT = 75;
@@ -158,6 +158,7 @@ export class UpgradeBoard {
       await installRelease(prefix, opened);
       writeFileSync(join(prefix, PENDING), JSON.stringify({ from: VERSION, to, at: Date.now(), attempts: 0 } satisfies Pending));
       switchRelease(prefix, to);
+      await prune(prefix);
     } catch (e) {
       this.taking = false;
       throw e;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { RunningConfig } from '../../node/config/running-config.ts';
 import { silentLogger } from '../../node/log.ts';
-import { currentRelease, installRelease, previousRelease, rollBack, switchRelease } from '../../node/upgrade/releases.ts';
+import { currentRelease, installRelease, previousRelease, prune, rollBack, switchRelease } from '../../node/upgrade/releases.ts';
 import { UpgradeBoard } from '../../node/upgrade/upgrade-board.ts';
 import { makeBundle, newSigningKey, openBundle, parsePublicKey } from '../../shared/bundle.ts';
 import { parseConfig } from '../../shared/config.ts';
@@ -59,6 +59,7 @@ test('releases: installed beside the running one, switched by a link, the previo
   for (const v of ['0.1.0', '0.2.0', '0.3.0']) {
     await installRelease(prefix, openBundle(bundle(v), p, 'x64'));
     switchRelease(prefix, v);
+    await prune(prefix);
   }
   assert.equal(currentRelease(prefix), '0.3.0');
   assert.equal(previousRelease(prefix), '0.2.0');
