@@ -10,7 +10,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildLan, type Lan, request, settled, until, VIP } from '../hw-test/lan.ts';
+import { buildLan, type Lan, lanIds, request, settled, until, VIP } from '../hw-test/lan.ts';
 import { currentRelease } from '../node/upgrade/releases.ts';
 import { parseConfig } from '../shared/config.ts';
 import { makeBundles } from '../test/integration/release-fixture.ts';
@@ -96,7 +96,7 @@ async function round(lan: Lan, n: number): Promise<Round> {
 }
 
 const started = new Date().toISOString();
-for (const id of ['ews1', 'ews2', 'ews3']) await made.install(prefix(id));
+for (const id of lanIds()) await made.install(prefix(id));
 const lan = await buildLan({
   cluster: { heartbeatMs: undefined, tmaxMs: undefined, tthresholdMs: undefined, staggerMs: undefined },
   upgrade: { publicKey: made.key.publicKey, healthS: 30 },

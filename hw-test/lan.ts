@@ -69,12 +69,15 @@ export function ensureNamespaces(): void {
   mounted = true;
 }
 
+/** The boards' ids on a LAN of `n` boards (what a test lays out before building it). */
+export const lanIds = (n = 3): string[] => Array.from({ length: n }, (_, i) => `ews${i + 1}`);
+
 export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
   ensureNamespaces();
   if (!existsSync(BUNDLE)) throw new Error('dist/ews.js missing: npm run build first (npm run test:hw does)');
   const k = `${process.pid % 1000}${lanCount++}`;
   const n = opts.boards ?? 3;
-  const ids = Array.from({ length: n }, (_, i) => `ews${i + 1}`);
+  const ids = lanIds(n);
   const sw = `sw${k}`;
   const ns = (id: string) => `${k}${id}`;
   const port = (id: string) => `p${k}${id}`.slice(0, 15);

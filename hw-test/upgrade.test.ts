@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { currentRelease } from '../node/upgrade/releases.ts';
 import { type Bundles, makeBundles } from '../test/integration/release-fixture.ts';
-import { buildLan, type Lan, loadThroughVip, request, settled, until, VIP } from './lan.ts';
+import { buildLan, type Lan, lanIds, loadThroughVip, request, settled, until, VIP } from './lan.ts';
 import { type ValveBuses, valveBuses } from './valve-bus.ts';
 
 describe('a rolling upgrade on the namespace LAN under load through the VIP', () => {
@@ -92,7 +92,7 @@ describe('a rolling upgrade on the namespace LAN under load through the VIP', ()
     // CPU, not the upgrade (one command in 2119 timed out here).
     buses = await valveBuses();
     const devices = [buses.device({ timeoutMs: 2000 })];
-    for (const id of ['ews1', 'ews2', 'ews3']) await made.install(prefix(id));
+    for (const id of lanIds()) await made.install(prefix(id));
     lan = await buildLan({ devices, upgrade: { publicKey: made.key.publicKey, healthS: 10 }, releases: prefix });
     assert.equal((await settled(lan, lan.ids, 30_000)).master, 'ews1');
     await allOn(made.versions.base);
