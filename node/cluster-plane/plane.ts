@@ -65,11 +65,14 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       resigned: link.isSuspended,
     };
   };
-  // One state to the request thread after each batch of changes. The counts the request thread
-  // sends come twice per heartbeat (not per request), so these stay a few per heartbeat. A state
-  // whose only news is when boards were last heard (every packet, every heartbeat) waits up to
-  // heardEveryMs: each post wakes the request thread (at a 20 ms heartbeat they were a third of an
-  // idle board's request-thread CPU). Its own silence check may see a board silent that much early.
+  // One state to the request thread after each batch of changes: at once when who leads, runs, is
+  // drained or speaks which version changed. A state whose only news is loads (every REPORT, and
+  // the loads the request thread itself observed on its answers) or when boards were last heard
+  // (every packet) waits up to heardEveryMs: each post wakes the request thread (at a 20 ms heartbeat
+  // they were a third of an idle board's request-thread CPU; under load, loads changed on every
+  // packet and a third of the plane's CPU went to posting them). A master's request thread hears each
+  // board's load on every answer, fresher than a REPORT. Its own silence check may see a board
+  // silent that much early.
   const heardEveryMs = Math.max(1, Math.floor(cluster.tthresholdMs / 8));
   let quiet = false;
   let bootClaim: Timer | undefined;
@@ -80,7 +83,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
     const events = pending;
     const s = state();
     pending = [];
-    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view, s.runstates, s.reported, s.epochs, s.protocols]);
+    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view?.master, s.view?.runstate, s.view?.drained, s.runstates, s.epochs, s.protocols]);
     const now = absNow();
     if (events.length === 0 && key === sentKey && now - sentAt < heardEveryMs) return;
     sentKey = key;
