@@ -60,6 +60,13 @@ export type FromPlane =
   | { t: 'metrics'; text: string }
   | { t: 'closed' };
 
+/**
+ * How often the request thread proves to the plane that it runs: an eighth of
+ * requestThreadDeadMs. Each proof wakes the plane's thread; twice a heartbeat, they were a third
+ * of an idle plane's wake-ups at the default timings (bench/results/dispatch-path.md, wave 3).
+ */
+export const aliveEveryMs = (requestThreadDeadMs: number): number => Math.max(5, Math.floor(requestThreadDeadMs / 8));
+
 /** Milliseconds on a clock both threads share. */
 export const absClock: Clock = { now: () => performance.timeOrigin + performance.now() };
 

@@ -12,7 +12,7 @@ import type { Registry } from '../../shared/metrics.ts';
 import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
-import { absClock, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
+import { absClock, aliveEveryMs, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { runPlane } from './plane.ts';
 import { systemTimers } from './system-timers.ts';
 import { favourThread, keepOnOneCpu, ownQuotaCores, REQUEST_NICE_STEP } from './thread-priority.ts';
@@ -149,10 +149,17 @@ export class ClusterMirror {
         process.exit(1);
       }
     });
-    // Proof of life for the plane's watchdog, twice per heartbeat.
+    // The counts for the plane's next packets twice per heartbeat (each only when it changed), and
+    // proof of life for its watchdog every aliveEveryMs.
+    const aliveEvery = aliveEveryMs(c.cluster.requestThreadDeadMs);
+    let aliveAt = -Infinity;
     this.alive = this.timers.setInterval(
       () => {
-        this.post({ t: 'alive' });
+        const now = this.clock.now();
+        if (now - aliveAt >= aliveEvery) {
+          aliveAt = now;
+          this.post({ t: 'alive' });
+        }
         this.flush();
       },
       Math.max(5, Math.floor(c.cluster.heartbeatMs / 2)),

@@ -11,7 +11,7 @@ import { Registry } from '../../shared/metrics.ts';
 import { vipStep } from '../../shared/vip-plan.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { ClusterLink } from './cluster-link.ts';
-import { absClock, type FromPlane, type PlaneData, type PlanePort, type PlaneState, type ToPlane } from './messages.ts';
+import { absClock, aliveEveryMs, type FromPlane, type PlaneData, type PlanePort, type PlaneState, type ToPlane } from './messages.ts';
 import { systemTimers } from './system-timers.ts';
 import { systemTransport, type Transport } from './transport.ts';
 import { VipManager } from './vip.ts';
@@ -106,30 +106,36 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   };
   link.onApp = (msg) => post({ t: 'app', msg });
 
+  // The request thread proves it runs every aliveEvery ms, so its silence here is its stall plus up
+  // to aliveEvery: a stall shorter than requestThreadDeadMs never ends mastership.
+  const aliveEvery = aliveEveryMs(data.requestThreadDeadMs);
   let lastAlive = absNow();
   const watchdog = timers.setInterval(() => {
     const silent = absNow() - lastAlive;
-    if (!link.isSuspended && silent > data.requestThreadDeadMs && link.core.role === 'master') {
+    if (!link.isSuspended && silent > data.requestThreadDeadMs + aliveEvery && link.core.role === 'master') {
       log.error({ silentMs: Math.round(silent) }, 'request thread stalled: stepping down');
       resignations.inc();
       link.suspend();
       void vip?.release();
       // The request thread hears it stepped down (schedules and the MQTT bridge stop) once it runs again.
       post({ t: 'state', state: state(), events: [{ kind: 'role', role: 'joining', term: link.core.term, master: -1, previous: 'master' }] });
-    } else if (link.isSuspended && silent < cfg.cluster.heartbeatMs * 2) {
-      log.warn('request thread answers again: rejoining as a node');
-      link.resume();
     }
-  }, cfg.cluster.heartbeatMs);
+  }, aliveEvery);
+  const heardAlive = () => {
+    lastAlive = absNow();
+    if (!link.isSuspended) return;
+    log.warn('request thread answers again: rejoining as a node');
+    link.resume();
+  };
 
   port.on('message', (m: ToPlane) => {
     const now = clock.now();
     switch (m.t) {
       case 'alive':
-        lastAlive = absNow();
+        heardAlive();
         break;
       case 'load':
-        lastAlive = absNow();
+        heardAlive();
         // This board's executing count, for its next REPORT (and the master's own table row).
         link.core.setLocalLoad(m.load);
         break;

@@ -232,3 +232,22 @@ test("drain: asked while the plane's older states still wait for the request thr
   assert.equal(core(sim, 0).table.drained(2), true);
   assert.deepEqual(core(sim, 1).view()?.drained, [false, false, true], 'the nodes hear it in the STATEs');
 });
+
+test("a master's request thread stalled: just under requestThreadDeadMs it stays master, wherever the stall starts; past it, it steps down and rejoins as a node", async () => {
+  const sim = await cluster(3);
+  const term = core(sim, 1).term;
+  // requestThreadDeadMs is 2 s here, and the request thread proves it runs every 250 ms: its
+  // silence at the plane is the stall plus up to 250 ms, which must not count.
+  for (let offset = 0; offset < 250; offset += 25) {
+    await sim.runUntil(sim.now + offset);
+    sim.stall(0, 'request', 1950);
+    await sim.runUntil(sim.now + 2600);
+    assert.deepEqual(sim.masters(), [0], `a 1950 ms stall ${offset} ms into the period`);
+    assert.equal(core(sim, 1).term, term);
+  }
+  sim.stall(0, 'request', 2400);
+  await sim.runUntil(sim.now + 4000);
+  assert.equal(core(sim, 0).role, 'node', 'the stalled master stepped down and rejoined');
+  assert.equal(sim.masters().length, 1);
+  assert.ok(core(sim, 1).term > term);
+});
