@@ -69,10 +69,9 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   // drained or speaks which version changed. A state whose only news is loads (every REPORT, and
   // the loads the request thread itself observed on its answers) or when boards were last heard
   // (every packet) waits up to heardEveryMs: each post wakes the request thread (at a 20 ms heartbeat
-  // they were a third of an idle board's request-thread CPU; under load, loads changed on every
-  // packet and a third of the plane's CPU went to posting them). A master's request thread hears each
-  // board's load on every answer, fresher than a REPORT. Its own silence check may see a board
-  // silent that much early.
+  // they were a third of an idle board's request-thread CPU; under load, loads changed with every
+  // REPORT, about 100 posts a second). A master's request thread hears each board's load on every
+  // answer, fresher than a REPORT. Its own silence check may see a board silent that much early.
   const heardEveryMs = Math.max(1, Math.floor(cluster.tthresholdMs / 8));
   let quiet = false;
   let bootClaim: Timer | undefined;
