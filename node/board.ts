@@ -1,4 +1,5 @@
-// A board: the composition root. It builds the adapters around the pure cores and wires them together; every decision is made in the cores, every piece of I/O in the adapters it builds.
+// A board: the composition root. It builds the adapters around the pure cores and wires them
+// together; every decision is made in the cores, every piece of I/O in the adapters it builds.
 import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { systemClock } from '../shared/clock.ts';
@@ -182,8 +183,7 @@ export class Board {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    // What it relays to the master is answered first (bounded): after an upgrade's handover, the last requests the old address took.
-    await this.relay.settled(this.cfg.limits.requestTimeoutMs);
+    await this.relay.settled(this.cfg.limits.requestTimeoutMs); // what it relays is answered first (docs/operations.md, "Stopping a board")
     await this.reactions.close();
     this.devices.stop();
     this.schedules.close();

@@ -106,7 +106,8 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   link.onApp = (msg) => post({ t: 'app', msg });
 
   // The request thread proves it runs every aliveEvery ms, so its silence here is its stall plus up
-  // to aliveEvery: a stall shorter than requestThreadDeadMs never ends mastership.
+  // to aliveEvery: a stall shorter than requestThreadDeadMs never ends mastership, and a longer one
+  // ends it at most 2 × aliveEvery late (the watchdog looks every aliveEvery).
   const aliveEvery = aliveEveryMs(data.requestThreadDeadMs);
   let lastAlive = absNow();
   const watchdog = timers.setInterval(() => {

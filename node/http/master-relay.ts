@@ -41,7 +41,10 @@ export class MasterRelay {
     up.end(body);
   }
 
-  /** Once no relayed request is waiting for the master's answer, or after `ms`. */
+  /**
+   * Once no relayed request is waiting for the master's answer, or after `ms` (one waiter: the
+   * board's close). After an upgrade's handover these are the last requests the old address took.
+   */
   settled(ms: number): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => {
