@@ -28,7 +28,8 @@ export interface Lan {
   file: string;
   key: string;
   start(id: string): void;
-  kill(id: string): Promise<void>;
+  /** SIGKILL by default (a crash); SIGTERM stops it as systemd does. Resolves when it has exited. */
+  kill(id: string, signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Switch-side link down / up: the board sees NO-CARRIER, like a pulled cable. */
   pull(id: string): void;
   plug(id: string): void;
@@ -162,11 +163,11 @@ export async function buildLan(opts: LanOptions = {}): Promise<Lan> {
       p.on('exit', (code, signal) => add(Buffer.from(`[${id} exited: ${code ?? signal}]\n`)));
       procs.set(id, p);
     },
-    async kill(id) {
+    async kill(id, signal = 'SIGKILL') {
       const p = sups.get(id)?.child ?? procs.get(id);
       if (!p || p.exitCode !== null || p.signalCode !== null) return;
       const gone = new Promise((r) => p.once('exit', r));
-      p.kill('SIGKILL');
+      p.kill(signal);
       await gone;
     },
     pull: (id) => void ip('-n', sw, 'link', 'set', port(id), 'down'),

@@ -3,12 +3,16 @@
 // rolling restart, the master last by handover), then a planned handover of the master, then a
 // drain of a device's board while the device has a second board. Keyed commands (retried with
 // their key only when no answer came) and page requests: no answer other than 2xx, every command
-// run exactly once.
+// run exactly once. Then a master that hands over and is stopped at once, while the clients' ARP
+// caches still lead to it: what reaches it on the cluster address is relayed, never refused.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildLan, type Lan, loadThroughVip, request, settled, until, VIP } from './lan.ts';
+import { buildLan, type Lan, lanIds, loadThroughVip, request, settled, until, VIP } from './lan.ts';
 import { type ValveBuses, valveBuses } from './valve-bus.ts';
 
 /** ews3's HTTP port once the second push has moved it. */
@@ -128,5 +132,62 @@ describe('maintenance under load through the VIP', () => {
         ['ews3', true],
       ],
     );
+  });
+});
+
+describe('a master that hands over and stops at once', () => {
+  // `ip addr del` and the gratuitous ARP take 500 ms each (as a fork and exec can on a loaded small
+  // board): the clients' ARP caches lead them to the old master while it stops and still holds the address.
+  let lan: Lan;
+  let master: string;
+  let bin: string;
+  before(async () => {
+    bin = mkdtempSync(join(tmpdir(), 'ews-slow-ip-'));
+    for (const [cmd, slow] of [
+      ['ip', '*"addr del"*'],
+      ['arping', '*-U*'],
+    ] as const) {
+      const real = execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim();
+      writeFileSync(join(bin, cmd), `#!/bin/sh\ncase "$*" in ${slow}) sleep 0.5;; esac\nexec ${real} "$@"\n`, { mode: 0o755 });
+    }
+    const runner = ['env', `PATH=${bin}:${process.env.PATH}`, process.execPath];
+    lan = await buildLan({ runners: Object.fromEntries(lanIds().map((id) => [id, runner])) });
+    master = (await settled(lan, lan.ids, 20_000)).master!;
+  });
+  after(async () => {
+    await lan?.close();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  test('what reaches it on the cluster address until the address is gone is relayed to the new master, never refused', async () => {
+    const bad: string[] = [];
+    let pages = 0;
+    let stopped = false;
+    const browse = async () => {
+      while (!stopped) {
+        const r = await request(VIP, '/', { timeoutMs: 3000 });
+        if (r.status === 200) pages++;
+        else if (r.status !== 0) bad.push(`${r.status} ${r.body.slice(0, 120)} (at ${Date.now()})`);
+        await new Promise((res) => setTimeout(res, 5));
+      }
+    };
+    const clients = [browse(), browse()];
+    await until('pages flowing', async () => pages >= 10, 10_000);
+    const h = await request(lan.addr(master), '/api/cluster/handover', { method: 'POST', timeoutMs: 5000 });
+    assert.equal(h.status, 200, h.body);
+    const next = (JSON.parse(h.body) as { to: string }).to;
+    const t0 = Date.now();
+    await lan.kill(master, 'SIGTERM');
+    const stopMs = Date.now() - t0;
+    await until(`the VIP on ${next} alone`, async () => {
+      const v = lan.vipHolders();
+      return v.length === 1 && v[0] === next;
+    });
+    const atStop = pages;
+    await until('pages after the stop', async () => pages >= atStop + 10, 10_000);
+    stopped = true;
+    await Promise.all(clients);
+    process.stdout.write(`# ${master} handed over to ${next} and exited ${stopMs} ms after SIGTERM; ${pages} pages\n`);
+    assert.deepEqual(bad, [], 'no answer other than 2xx');
   });
 });

@@ -183,14 +183,14 @@ export class Board {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    await this.relay.settled(this.cfg.limits.requestTimeoutMs); // what it relays is answered first (docs/operations.md, "Stopping a board")
+    // The cluster address leaves first, then what it relays is answered (docs/operations.md, "Stopping a board").
+    await this.mirror.addressReleased();
+    await this.relay.settled(this.cfg.limits.requestTimeoutMs);
     await this.reactions.close();
     this.devices.stop();
     this.schedules.close();
     await this.mqtt.close();
-    this.hub.close();
-    this.intake.close();
-    this.relay.close();
+    for (const part of [this.hub, this.intake, this.relay]) part.close();
     this.stopMetrics();
     // The plane lets the address go before it stops.
     await this.mirror.close();

@@ -32,6 +32,8 @@ export type ToPlane =
   | { t: 'handover'; board: number }
   /** A /metrics scrape: the plane answers with its counters as they are now. */
   | { t: 'metrics' }
+  /** A stopping board: a node lets the cluster address go now (a master keeps it until it closes). */
+  | { t: 'release' }
   | { t: 'close' };
 
 export interface PlaneState {
@@ -58,6 +60,8 @@ export type FromPlane =
   | { t: 'state'; state: PlaneState; events: CoreEvent[] }
   | { t: 'app'; msg: AppMessage }
   | { t: 'metrics'; text: string }
+  /** The cluster address is off this board, or it is the master (after a 'release'). */
+  | { t: 'released' }
   | { t: 'closed' };
 
 /**

@@ -3,8 +3,6 @@
 // term, master, the table's membership and loads, the boards' boot epochs) and sends what only this
 // thread knows. The dispatch core reads and counts its dispatches in this copy's table; the plane's
 // own table gets the counts for its STATE packets.
-import { EventEmitter } from 'node:events';
-import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Clock, Timer, Timers } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
@@ -13,15 +11,9 @@ import type { AppMessage, StateBody } from '../../shared/protocol.ts';
 import { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
 import { absClock, aliveEveryMs, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
-import { runPlane } from './plane.ts';
+import { InlinePlane, type PlaneHost, planeThread } from './plane-host.ts';
 import { systemTimers } from './system-timers.ts';
 import { favourThread, keepOnOneCpu, ownQuotaCores, REQUEST_NICE_STEP } from './thread-priority.ts';
-
-/** In the bundle the plane's thread runs dist/ews-plane.js beside ews.js. */
-const BUNDLED = !import.meta.url.endsWith('.ts');
-
-/** Where the plane runs, as the mirror sees it: messages both ways, 'error', and an end. */
-export type PlaneHost = EventEmitter & { postMessage(m: ToPlane): void; terminate(): Promise<unknown> };
 
 /** What the mirror runs on besides its clock: the system's timers and threads on a board, the simulator's in the seeded simulator. */
 export interface MirrorEnv {
@@ -30,41 +22,6 @@ export interface MirrorEnv {
   abs?: Clock;
   /** Starts the plane; else a thread of its own, or this thread (cluster.planeThread). */
   host?: (data: PlaneData) => PlaneHost;
-}
-
-/** The plane's thread: the bundled file, or in a checkout its TypeScript through tsx's loader (registered in that thread). */
-function planeThread(data: PlaneData): PlaneHost {
-  const limits = { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 2 };
-  if (BUNDLED) return new Worker(new URL('./ews-plane.js', import.meta.url), { workerData: data, execArgv: [], resourceLimits: limits });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./worker-entry.ts', import.meta.url).href;
-  const boot = `(async () => { const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)}); })()`;
-  return new Worker(boot, { eval: true, workerData: data, execArgv: [], resourceLimits: limits });
-}
-
-/**
- * The plane on this thread (cluster.planeThread false): the same code and the same messages, over
- * a channel inside the thread (structured clones, delivered on a later turn, as to a thread), and
- * no second isolate. It beats only when this thread runs.
- */
-class InlinePlane extends EventEmitter {
-  private readonly channel = new MessageChannel();
-
-  constructor(data: PlaneData) {
-    super();
-    this.channel.port1.on('message', (m: FromPlane) => this.emit('message', m));
-    runPlane(data, this.channel.port2).catch((err: unknown) => this.emit('error', err));
-  }
-
-  postMessage(m: ToPlane): void {
-    this.channel.port1.postMessage(m);
-  }
-
-  terminate(): Promise<void> {
-    this.channel.port1.close();
-    this.channel.port2.close();
-    return Promise.resolve();
-  }
 }
 
 export class ClusterMirror {
@@ -81,9 +38,8 @@ export class ClusterMirror {
   private protocols: number[] = [];
   private worker: PlaneHost | undefined;
   private metricsText = '';
-  /** A scrape waiting for the plane's counters (concurrent scrapes share it). */
-  private metricsAsked: Promise<void> | undefined;
-  private metricsArrived: (() => void) | undefined;
+  /** What waits for the plane's reply, by the reply's kind (concurrent scrapes share one). */
+  private readonly waits = new Map<FromPlane['t'], { asked: Promise<void>; answered(): void }>();
   private loadSent = -1;
   private ownSent = '';
   /** Loads heard on dispatch answers since the last flush, and when (this thread's clock). */
@@ -227,20 +183,34 @@ export class ClusterMirror {
    * the last text it sent.
    */
   refreshMetrics(): Promise<void> {
-    if (this.metricsAsked) return this.metricsAsked;
+    return this.ask({ t: 'metrics' }, 'metrics', 250);
+  }
+
+  /**
+   * A stopping board: once the cluster address is off it (a node that handed mastership on may
+   * still be letting it go), at once on a master, which keeps it until it closes. At most 3 s.
+   */
+  addressReleased(): Promise<void> {
+    return this.ask({ t: 'release' }, 'released', 3000);
+  }
+
+  /** Post `m` to the plane; resolves at its `reply`, or after `ms`. */
+  private ask(m: ToPlane, reply: FromPlane['t'], ms: number): Promise<void> {
+    const waiting = this.waits.get(reply);
+    if (waiting) return waiting.asked;
     if (!this.worker || this.closed) return Promise.resolve();
-    this.metricsAsked = new Promise<void>((resolve) => {
-      const done = () => {
+    let answered = () => {};
+    const asked = new Promise<void>((resolve) => {
+      const timer = this.timers.setTimeout(() => answered(), ms);
+      answered = () => {
         this.timers.clear(timer);
-        this.metricsAsked = undefined;
-        this.metricsArrived = undefined;
+        this.waits.delete(reply);
         resolve();
       };
-      const timer = this.timers.setTimeout(done, 250);
-      this.metricsArrived = done;
-      this.post({ t: 'metrics' });
     });
-    return this.metricsAsked;
+    this.waits.set(reply, { asked, answered: () => answered() });
+    this.post(m);
+    return asked;
   }
 
   close(): Promise<void> {
@@ -274,8 +244,8 @@ export class ClusterMirror {
       if (cpu !== undefined) this.log.info({ quotaCores: quota, cpu }, "under a CPU quota below one core: the board's threads stay on one CPU, so the cluster plane goes first");
     } else if (m.t === 'metrics') {
       this.metricsText = m.text;
-      this.metricsArrived?.();
-    }
+      this.waits.get('metrics')?.answered();
+    } else if (m.t === 'released') this.waits.get('released')?.answered();
   }
 
   private adopt(s: PlaneState): void {

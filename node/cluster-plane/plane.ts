@@ -162,6 +162,10 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
       case 'metrics':
         post({ t: 'metrics', text: metrics.render() });
         break;
+      case 'release':
+        // A board that handed mastership on may still be running its `ip addr del`.
+        void (link.core.role === 'master' ? Promise.resolve() : (vip?.release() ?? Promise.resolve())).then(() => post({ t: 'released' }));
+        break;
       case 'close':
         timers.clear(watchdog);
         link.close();

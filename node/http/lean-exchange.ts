@@ -14,7 +14,7 @@ export interface ClientRequest {
   readonly url?: string | undefined;
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaders: string[];
-  readonly socket: { readonly remoteAddress?: string | undefined };
+  readonly socket: { readonly remoteAddress?: string | undefined; readonly localAddress?: string | undefined };
 }
 
 /** Where the master answers a client. */

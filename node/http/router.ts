@@ -103,7 +103,7 @@ export class Router {
   /** The checks every request passes, and the headers every answer carries; true when answered (a preflight). */
   private prelude(req: ClientRequest, res: ClientAnswer): boolean {
     const { d } = this;
-    if (d.closing()) throw new EwsError('SHUTTING_DOWN');
+    if (d.closing() && !this.forTheCluster(req)) throw new EwsError('SHUTTING_DOWN');
     const url = req.url ?? '/';
     // One spelling of every path from here on: the guard decides on what will run.
     const odd = nonCanonical(url);
@@ -130,6 +130,15 @@ export class Router {
       }
     }
     return false;
+  }
+
+  /**
+   * A stopping node still relays what reached it on the cluster address: the client asked the
+   * cluster, and the address was this board's until its master handed over a moment ago.
+   */
+  private forTheCluster(req: ClientRequest): boolean {
+    const vip = this.d.cfg.cluster.vip;
+    return vip !== undefined && req.socket.localAddress === vip.address && this.d.mirror.role !== 'master';
   }
 
   /** The master queues the request; false when this board is not the master. */

@@ -8,8 +8,9 @@
 import { EventEmitter } from 'node:events';
 import { DispatchCore, dispatchTickMs, type Effect, type Job } from '../../master/dispatch-core.ts';
 import type { FromPlane, PlaneData, ToPlane } from '../../node/cluster-plane/messages.ts';
-import { ClusterMirror, type PlaneHost } from '../../node/cluster-plane/mirror.ts';
+import { ClusterMirror } from '../../node/cluster-plane/mirror.ts';
 import { runPlane } from '../../node/cluster-plane/plane.ts';
+import type { PlaneHost } from '../../node/cluster-plane/plane-host.ts';
 import type { Transport, UdpPort } from '../../node/cluster-plane/transport.ts';
 import { silentLogger } from '../../node/log.ts';
 import { type Config, parseConfig } from '../../shared/config.ts';
