@@ -86,10 +86,11 @@ export class Journal {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** New appends are refused from now on; what is queued or being written still reaches the file, then the descriptor closes. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    closeSync(this.fd);
+    if (!this.flushing) closeSync(this.fd);
   }
 
   private flush(): void {
@@ -115,6 +116,7 @@ export class Journal {
     }
     if (this.queue.length === 0) {
       this.flushing = false;
+      if (this.closed) closeSync(this.fd);
       const idle = this.idleWaiters;
       this.idleWaiters = [];
       for (const w of idle) w();

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { OperatorDisk } from '../../node/operator/operator-disk.ts';
 import { OperatorState } from '../../node/operator/operator-state.ts';
-import { JournalClosed } from '../../node/state/journal.ts';
+import { Journal, JournalClosed } from '../../node/state/journal.ts';
 import { parseConfig } from '../../shared/config.ts';
 
 const KEY = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
@@ -126,4 +126,17 @@ test('an entry logged after the disk closed (the board stopping) is refused as J
     [[true, false]],
   );
   assert.equal(readFileSync(join(dir, 'b1.audit.log'), 'utf8').trim().split('\n').length, 1, 'the entry before the close is on disk');
+});
+
+test('a journal closed while a write is under way: what was queued and in flight reaches the file, and the descriptor closes after it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ews-journal-close-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'j.log');
+  const j = new Journal(file);
+  const inFlight = j.append({ n: 1 });
+  const queued = j.append({ n: 2 });
+  j.close();
+  await Promise.all([inFlight, queued]);
+  await assert.rejects(j.append({ n: 3 }), JournalClosed);
+  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), [{ n: 1 }, { n: 2 }]);
 });
