@@ -43,8 +43,6 @@ import { openBoardState } from './state/board-state.ts';
 import { UpgradeBoard } from './upgrade/upgrade-board.ts';
 import { UpgradeRollout } from './upgrade/upgrade-rollout.ts';
 
-export type { BoardOptions } from './board-options.ts';
-
 export class Board {
   /** The config it started with; `running` has the one it runs now (a push changes parts live). */
   readonly cfg: Config;
@@ -190,10 +188,11 @@ export class Board {
     this.devices.stop();
     this.schedules.close();
     await this.mqtt.close();
-    for (const part of [this.hub, this.intake, this.relay]) part.close();
+    for (const part of [this.hub, this.intake]) part.close();
     this.stopMetrics();
-    // The plane lets the address go before it stops.
-    await this.mirror.close();
+    await this.mirror.close(); // a master lets the address go here
+    await this.relay.settled(this.cfg.limits.requestTimeoutMs); // relayed late: taken on the address before it left
     await this.front.close();
+    this.relay.close();
   }
 }

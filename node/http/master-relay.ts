@@ -37,7 +37,7 @@ export class MasterRelay {
     });
     up.on('response', (ur) => relayResponse(ur, res, this.cfg.limits.answerBytesMax));
     up.on('timeout', () => up.destroy(new EwsError('DISPATCH_TIMEOUT', `master ${m.id} did not answer in time`)));
-    up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable`)));
+    up.on('error', (err) => sendError(res, err instanceof EwsError ? err : new EwsError('NO_MASTER', `master ${m.id} unreachable (${(err as NodeJS.ErrnoException).code ?? err.message})`)));
     up.end(body);
   }
 
