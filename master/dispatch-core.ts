@@ -140,8 +140,8 @@ export class DispatchCore<P> {
     return this.pumpInto([], nowMs);
   }
 
-  /** The dispatch failed before an answer began (`delivered`: the board may have started it); a safe request, or one that never left, goes to another candidate while attempts remain. */
-  failed(job: Job<P>, delivered: boolean, nowMs: number): Effect<P>[] {
+  /** The dispatch failed before an answer began (`delivered`: the board may have started it; `why`: what the link saw); a safe request, or one that never left, goes to another candidate while attempts remain. */
+  failed(job: Job<P>, delivered: boolean, nowMs: number, why = ''): Effect<P>[] {
     if (job.state !== 'running') return [];
     const board = job.board;
     this.release(job);
@@ -154,7 +154,7 @@ export class DispatchCore<P> {
       if (this.scheduler.enqueue(job) === 'ok') return this.pumpInto(out, nowMs);
     }
     // Never delivered (or refused unrun): the cluster's own trouble, retryable (503). Delivered and lost: it may have run (502; a keyed retry is answered from its record).
-    if (delivered) this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering`, 1, nowMs);
+    if (delivered) this.refuse(out, job, 'failed', 'BOARD_FAILED', `board ${this.cfg.boards[board]!.id} failed before answering${why && ` (${why})`}`, 1, nowMs);
     else this.refuse(out, job, 'failed', 'NO_BOARD', `board ${this.cfg.boards[board]!.id} did not take the request and no other could; it did not run: retry`, 1, nowMs);
     return this.pumpInto(out, nowMs);
   }

@@ -89,15 +89,18 @@ class Connection {
       });
     });
     this.sock.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.sock.on('error', () => {});
+    let error = '';
+    this.sock.on('error', (e: NodeJS.ErrnoException) => {
+      error = `: ${e.code ?? e.message}`;
+    });
     // The board closed its end (it exited or is stopping): nothing more is answered here. Failing
     // at its EOF, not at 'close' a loop iteration later, sends a request read in the same turn on
     // a fresh connection (refused: never ran, 503) instead of onto this one (may have run, 502).
     this.sock.on('end', () => {
-      this.fail('connection closed');
+      this.fail('the board closed the connection');
       this.sock.destroy();
     });
-    this.sock.on('close', () => this.fail('connection closed'));
+    this.sock.on('close', () => this.fail(`connection closed${error}`));
   }
 
   /** `frame` untagged: it leaves in this turn's batch. */

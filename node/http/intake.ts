@@ -289,7 +289,7 @@ export class Intake {
         const now = this.d.clock.now();
         if (!r.ok) {
           this.d.log.debug({ target: this.d.cfg.boards[board]!.id, reason: r.reason, delivered: r.delivered }, 'dispatch failed');
-          return this.run(this.dispatch.failed(job, r.delivered, now));
+          return this.run(this.dispatch.failed(job, r.delivered, now, r.reason));
         }
         const a = r.answer;
         mirror.observeLoad(board, a.load, now);

@@ -74,9 +74,10 @@ test('retry: a safe request, or one never delivered, goes to another board; a de
   assert.equal(again.length, 1);
   assert.ok(again[0]!.kind === 'dispatch' && again[0]!.board !== firstBoard, 'never delivered: retried on another board');
   const delivered = core.submit('post2', info(), 8).job;
-  const e = core.failed(delivered, true, 9);
+  const e = core.failed(delivered, true, 9, 'connection closed: ECONNRESET');
   assert.equal(e.length, 1);
   assert.equal(e[0]!.kind === 'refuse' && e[0]!.code, 'BOARD_FAILED', 'a POST that may have run is not run again');
+  assert.match((e[0]!.kind === 'refuse' && e[0]!.message) || '', /failed before answering \(connection closed: ECONNRESET\)$/, 'the answer says what the link saw');
   assert.equal(core.count('failed', 0), 1);
   // Attempts are bounded: the GET already used its two.
   assert.equal(core.failed(safe, true, 10)[0]!.kind, 'refuse');

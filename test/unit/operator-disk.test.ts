@@ -138,5 +138,11 @@ test('a journal closed while a write is under way: what was queued and in flight
   j.close();
   await Promise.all([inFlight, queued]);
   await assert.rejects(j.append({ n: 3 }), JournalClosed);
-  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), [{ n: 1 }, { n: 2 }]);
+  assert.deepEqual(
+    readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    [{ n: 1 }, { n: 2 }],
+  );
 });
