@@ -49,6 +49,8 @@ export class ClusterMirror {
   /** When this (master) thread last heard each board's load on a dispatch answer. */
   private readonly observedAt: number[] = [];
   private alive: Timer | undefined;
+  private flushTimer: Timer | undefined;
+  private flushEveryMs = 10;
   private readonly timers: Timers;
   private readonly abs: Clock;
   private closed: Promise<void> | undefined;
@@ -72,6 +74,7 @@ export class ClusterMirror {
     this.timers = env.timers ?? systemTimers;
     this.abs = env.abs ?? absClock;
     this.table = new StateTable(cfg.boards.length);
+    this.table.onCounted = () => this.soon();
     this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
     metrics.include(() => this.metricsText);
   }
@@ -105,21 +108,14 @@ export class ClusterMirror {
         process.exit(1);
       }
     });
-    // The counts for the plane's next packets twice per heartbeat (each only when it changed), and
-    // proof of life for its watchdog every aliveEveryMs.
-    const aliveEvery = aliveEveryMs(c.cluster.requestThreadDeadMs);
-    let aliveAt = -Infinity;
-    this.alive = this.timers.setInterval(
-      () => {
-        const now = this.clock.now();
-        if (now - aliveAt >= aliveEvery) {
-          aliveAt = now;
-          this.post({ t: 'alive' });
-        }
-        this.flush();
-      },
-      Math.max(5, Math.floor(c.cluster.heartbeatMs / 2)),
-    );
+    // Proof of life for the plane's watchdog every aliveEveryMs. The counts for its next packets go
+    // within half a heartbeat of a change (soon), each only when it changed: an idle board's
+    // request thread wakes only for the proofs (it woke every half heartbeat, 100 times a second).
+    this.flushEveryMs = Math.max(5, Math.floor(c.cluster.heartbeatMs / 2));
+    this.alive = this.timers.setInterval(() => {
+      this.post({ t: 'alive' });
+      this.flush();
+    }, aliveEveryMs(c.cluster.requestThreadDeadMs));
     this.alive.unref();
     return started;
   }
@@ -141,12 +137,14 @@ export class ClusterMirror {
   accepted(): void {
     this.load++;
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+    this.soon();
   }
 
   finished(): void {
     if (this.load <= 0) throw new Error('invariant: finished more work than accepted');
     this.load--;
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+    this.soon();
   }
 
   /** Master: board i's executing count, carried on its dispatch answer. */
@@ -155,6 +153,7 @@ export class ClusterMirror {
     this.table.report(board, load, nowMs);
     this.observed.set(board, [load, nowMs]);
     this.observedAt[board] = nowMs;
+    this.soon();
   }
 
   /** Master: drain (true) or undrain board i. Dispatch sees it at once; the plane puts it in the table it broadcasts. */
@@ -216,6 +215,7 @@ export class ClusterMirror {
   close(): Promise<void> {
     if (this.closed) return this.closed;
     this.timers.clear(this.alive);
+    this.timers.clear(this.flushTimer);
     const w = this.worker;
     this.closed = !w
       ? Promise.resolve()
@@ -286,6 +286,15 @@ export class ClusterMirror {
    * proof of life): the plane needs these counts only for its next packet, and a message per
    * request would wake the plane thread, on this board's CPU, once per request.
    */
+  /** A count changed: the plane hears it within flushEveryMs. */
+  private soon(): void {
+    if (this.flushTimer === undefined && this.worker && !this.closed) this.flushTimer = this.timers.setTimeout(this.flushSoon, this.flushEveryMs);
+  }
+  private readonly flushSoon = (): void => {
+    this.flushTimer = undefined;
+    this.flush();
+  };
+
   private flush(): void {
     if (this.load !== this.loadSent) {
       this.loadSent = this.load;
