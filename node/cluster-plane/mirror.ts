@@ -110,7 +110,7 @@ export class ClusterMirror {
     });
     // Proof of life for the plane's watchdog every aliveEveryMs. The counts for its next packets go
     // within half a heartbeat of a change (soon), each only when it changed: an idle board's
-    // request thread wakes only for the proofs (it woke every half heartbeat, 100 times a second).
+    // request thread wakes only for the proofs (it woke every half heartbeat: 100 times a second at 20 ms).
     this.flushEveryMs = Math.max(5, Math.floor(c.cluster.heartbeatMs / 2));
     this.alive = this.timers.setInterval(() => {
       this.post({ t: 'alive' });
@@ -260,7 +260,7 @@ export class ClusterMirror {
     this.protocols = s.protocols;
     this.role = s.role;
     // A master hears each board's load on every dispatch answer, fresher than the plane's copy
-    // (sent twice per heartbeat): a load it observed within a heartbeat stands.
+    // (from REPORTs, posted here up to Tthreshold/8 later): a load it observed within a heartbeat stands.
     let reported = s.reported;
     if (wasMaster && s.role === 'master') {
       const mine = this.table.membership().reported;
@@ -281,12 +281,7 @@ export class ClusterMirror {
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
   }
 
-  /**
-   * What changed since the last flush, in at most three messages, twice per heartbeat (with the
-   * proof of life): the plane needs these counts only for its next packet, and a message per
-   * request would wake the plane thread, on this board's CPU, once per request.
-   */
-  /** A count changed: the plane hears it within flushEveryMs. */
+  /** A count changed: the plane hears it within flushEveryMs (half a heartbeat). */
   private soon(): void {
     if (this.flushTimer === undefined && this.worker && !this.closed) this.flushTimer = this.timers.setTimeout(this.flushSoon, this.flushEveryMs);
   }
@@ -295,6 +290,11 @@ export class ClusterMirror {
     this.flush();
   };
 
+  /**
+   * What changed since the last flush, in at most three messages, at most once per half heartbeat
+   * after a change (and with each proof of life): the plane needs these counts only for its next
+   * packet, and a message per request would wake the plane thread, on this board's CPU, once per request.
+   */
   private flush(): void {
     if (this.load !== this.loadSent) {
       this.loadSent = this.load;
