@@ -58,16 +58,12 @@ export class StateTable {
     return n;
   }
 
-  /** After each dispatch and completion (the request thread's copy tells the cluster plane). */
-  onCounted: () => void = () => {};
   dispatched(i: number): void {
     this.own[i]!++;
-    this.onCounted();
   }
   completed(i: number): void {
     if (this.own[i]! <= 0) throw new Error(`invariant: completion on board ${i} with no dispatch outstanding`);
     this.own[i]!--;
-    this.onCounted();
   }
   /** Returns true if the visible table changed. */
   report(i: number, load: number, nowMs: number): boolean {

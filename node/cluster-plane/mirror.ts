@@ -24,6 +24,24 @@ export interface MirrorEnv {
   host?: (data: PlaneData) => PlaneHost;
 }
 
+/** The mirror's copy of the table: each dispatch and completion counted in it is told to the plane (soon). */
+class CountedTable extends StateTable {
+  constructor(
+    n: number,
+    private readonly counted: () => void,
+  ) {
+    super(n);
+  }
+  override dispatched(i: number): void {
+    super.dispatched(i);
+    this.counted();
+  }
+  override completed(i: number): void {
+    super.completed(i);
+    this.counted();
+  }
+}
+
 export class ClusterMirror {
   readonly table: StateTable;
   role: Role = 'joining';
@@ -73,8 +91,7 @@ export class ClusterMirror {
   ) {
     this.timers = env.timers ?? systemTimers;
     this.abs = env.abs ?? absClock;
-    this.table = new StateTable(cfg.boards.length);
-    this.table.onCounted = () => this.soon();
+    this.table = new CountedTable(cfg.boards.length, () => this.soon());
     this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
     metrics.include(() => this.metricsText);
   }
