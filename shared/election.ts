@@ -66,15 +66,17 @@ export class ClusterCore {
   }
 
   /**
-   * Boot. The first board starts as master (the paper's rule); if a cluster already runs with a
-   * newer term, its master answers our STATE at once and we step down within a round trip.
-   * Every other board announces itself and listens. `rejoin`: a board coming back after it
-   * stepped down on purpose (its request thread stalled) joins like the others, whatever its rank.
+   * Boot: every board announces itself (JOIN) and listens. A running cluster's master answers
+   * within a heartbeat and the board follows it; a board that hears no master for Tmax (+ its
+   * stagger: i staggers for board i while no master is known, so the first board wins a cold
+   * boot) takes over. The paper lets the first board start as master at once; a first board that
+   * restarted into a running cluster then was master for a round trip (its schedules, bridges and
+   * logbook acted on it, and it bumped the term), so it listens first like the others.
    */
-  start(nowMs: number, rejoin = false): Ready {
+  start(nowMs: number): Ready {
     const r = none();
-    if (this.cfg.self === 0 && !rejoin) this.becomeMaster(r, nowMs);
-    else this.sendJoin(r, nowMs);
+    this.lastMasterHeardMs = nowMs;
+    this.sendJoin(r, nowMs);
     this.flushInto(r, nowMs);
     return r;
   }

@@ -135,7 +135,7 @@ export class ClusterLink {
     if (!this.suspended) return;
     this.suspended = false;
     this.core = this.newCore();
-    this.apply(this.core.start(this.clock.now(), true));
+    this.apply(this.core.start(this.clock.now()));
   }
 
   get isSuspended(): boolean {

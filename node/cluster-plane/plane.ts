@@ -5,7 +5,7 @@
 // dispatch answers, the application packets to broadcast, and that it is alive. If it stays
 // silent past requestThreadDeadMs, a master steps down on purpose (nothing would serve behind
 // it), and the board rejoins as a node once the thread answers again.
-import { type Clock, systemClock, type Timer, type Timers } from '../../shared/clock.ts';
+import { type Clock, systemClock, type Timers } from '../../shared/clock.ts';
 import type { CoreEvent } from '../../shared/election.ts';
 import { Registry } from '../../shared/metrics.ts';
 import { vipStep } from '../../shared/vip-plan.ts';
@@ -74,7 +74,6 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   // answer, fresher than a REPORT. Its own silence check may see a board silent that much early.
   const heardEveryMs = Math.max(1, Math.floor(cluster.tthresholdMs / 8));
   let quiet = false;
-  let bootClaim: Timer | undefined;
   let sentKey = '';
   let sentAt = -Infinity;
   link.afterApply = () => {
@@ -89,16 +88,10 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
     sentAt = now;
     // The address follows the role (shared/vip-plan.ts): a board that sees a newer term lets it go at once.
     for (const e of events) {
-      const step = vipStep(e, cluster.tmaxMs);
-      if (step?.do === 'claim') {
-        timers.clear(bootClaim);
-        const term = link.core.term;
-        if (step.afterMs === 0) void vip?.claim();
-        else bootClaim = timers.setTimeout(() => link.core.role === 'master' && link.core.term === term && void vip?.claim(), step.afterMs);
-      } else if (step?.do === 'release') {
-        timers.clear(bootClaim);
-        void vip?.release();
-      } else if (step?.do === 'announce') void vip?.announce();
+      const step = vipStep(e);
+      if (step === 'claim') void vip?.claim();
+      else if (step === 'release') void vip?.release();
+      else if (step === 'announce') void vip?.announce();
     }
     statesPosted.inc();
     post({ t: 'state', state: s, events });

@@ -188,7 +188,7 @@ describe('failover with real processes', () => {
   });
   after(() => c.stop());
 
-  test('SIGKILL the master: the adjacent board answers as master within Tmax plus a margin; restarted, the old master rejoins as a node with linknum 0', async () => {
+  test('SIGKILL the master: the adjacent board answers as master within Tmax plus a margin; restarted, the old master rejoins as a node with linknum 0, never master on the way', async () => {
     const tmaxMs = 300;
     const killedAt = Date.now();
     await c.kill('b1');
@@ -200,6 +200,7 @@ describe('failover with real processes', () => {
     assert.ok(elapsed < tmaxMs + 2000, `new master answered after ${elapsed} ms`);
     assert.equal(v.boards[0]!.runstate, -1);
 
+    const restartedAt = Date.now();
     c.start('b1');
     const back = await converged(c, ['b1', 'b2', 'b3']);
     assert.equal(back.master, 'b2', 'the returning old master does not take over');
@@ -207,5 +208,11 @@ describe('failover with real processes', () => {
     assert.deepEqual([back.boards[0]!.role, back.boards[0]!.runstate, back.boards[0]!.linknum], ['node', 1, 0]);
     const h = await getJson<{ role: string }>(`${c.boards[0]!.url}/healthz`);
     assert.equal(h.role, 'node');
+    const log = await getJson<Array<{ at: number; kind: string; text: string }>>(`${c.boards[0]!.url}/api/log`);
+    assert.deepEqual(
+      log.filter((e) => e.kind === 'master' && e.text.startsWith('b1 ') && e.at >= restartedAt),
+      [],
+      'the restarted first board was never master, not even for a round trip',
+    );
   });
 });

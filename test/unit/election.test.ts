@@ -6,6 +6,12 @@ import type { Message } from '../../shared/protocol.ts';
 const cfg = (self: number, boards = 3) => ({ self, boards, heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 });
 const states = (r: Ready) => r.send.filter((o) => o.msg.type === 'STATE');
 const report = (sender: number, load: number, id = 0): Message => ({ type: 'REPORT', sender, term: 3, body: { id, load } });
+/** A board that booted alone Tmax + 1 ms ago: its tick(0) makes it master (the first board; others after their stagger). */
+const alone = (config: ReturnType<typeof cfg>): ClusterCore => {
+  const c = new ClusterCore(config, -config.tmaxMs - 1 - config.self * config.staggerMs);
+  c.start(-config.tmaxMs - 1 - config.self * config.staggerMs);
+  return c;
+};
 
 test('terms: each board claims only its own residue, so no two boards ever claim the same term', () => {
   assert.equal(nextTerm(0, 0, 3), 3);
@@ -25,22 +31,47 @@ test('terms: each board claims only its own residue, so no two boards ever claim
   assert.equal(ringDistance(0, 2, 3), 2);
 });
 
-test('board 0 starts as master and broadcasts at once; others JOIN', () => {
+test('every board JOINs at boot and listens; the first board, hearing no master for Tmax, becomes master and broadcasts at once', () => {
   const m = new ClusterCore(cfg(0), 0);
-  const r = m.start(0);
-  assert.equal(m.role, 'master');
-  assert.equal(states(r).length, 1);
-  const n = new ClusterCore(cfg(1), 0);
   assert.deepEqual(
-    n.start(0).send.map((o) => o.msg.type),
+    m.start(0).send.map((o) => o.msg.type),
     ['JOIN'],
   );
-  assert.equal(n.role, 'joining');
+  assert.equal(m.role, 'joining');
+  assert.deepEqual(
+    m.tick(500).send.map((o) => o.msg.type),
+    ['JOIN'],
+    'Tmax not yet passed: it announces itself again',
+  );
+  assert.equal(m.role, 'joining');
+  const r = m.tick(501);
+  assert.equal(m.role, 'master');
+  assert.equal(m.term, 3);
+  assert.equal(states(r).length, 1);
+  const n = new ClusterCore(cfg(1), 0);
+  n.start(0);
+  n.tick(650);
+  assert.equal(n.role, 'joining', 'board 1 waits one stagger more than board 0');
+  n.receive(states(r)[0]!.msg, 501);
+  assert.equal(n.role, 'node');
+  assert.equal(n.master, 0);
+});
+
+test('a first board restarting into a running cluster follows its master: never master, no new term', () => {
+  const b1 = alone(cfg(1));
+  const s = states(b1.tick(0))[0]!.msg;
+  assert.equal(b1.term, 1);
+  const b0 = new ClusterCore(cfg(0), 10);
+  b0.start(10);
+  b0.receive(s, 60);
+  assert.equal(b0.role, 'node');
+  assert.equal(b0.term, 1);
+  assert.equal(b0.master, 1);
 });
 
 test('master: heartbeat every heartbeatMs; membership changes at once but coalesced by stateMinGapMs; dispatch load only on the heartbeat', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   assert.equal(states(m.receive({ type: 'JOIN', sender: 1, term: 0, body: {} }, 0)).length, 0, 'within the gap of the boot STATE');
   assert.equal(m.nextWakeMs(), 10);
   assert.equal(states(m.tick(10)).length, 1, 'the coalesced change');
@@ -57,8 +88,8 @@ test('master: heartbeat every heartbeatMs; membership changes at once but coales
 });
 
 test('linknum: own dispatches exact, drift corrected from REPORTs, JOIN resets to 0', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 1);
   m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 1);
   m.table.dispatched(1);
@@ -78,8 +109,8 @@ test('linknum: own dispatches exact, drift corrected from REPORTs, JOIN resets t
 });
 
 test('a board silent for Tthreshold becomes -1; only a JOIN brings it back', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
   m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 0);
   for (let t = 100; t <= 600; t += 100) {
@@ -95,8 +126,8 @@ test('a board silent for Tthreshold becomes -1; only a JOIN brings it back', () 
 });
 
 test('takeover is staggered by ring distance: the adjacent board first', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  const s = m.start(0).send[0]!.msg;
+  const m = alone(cfg(0));
+  const s = m.tick(0).send[0]!.msg;
   const b1 = new ClusterCore(cfg(1), 0),
     b2 = new ClusterCore(cfg(2), 0);
   b1.receive(s, 0);
@@ -118,8 +149,8 @@ test('takeover is staggered by ring distance: the adjacent board first', () => {
 });
 
 test('a flood holds a takeover on silence alone back while it lasts, and never past FLOOD_HOLD_TMAX × Tmax after the master was last heard', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  const s = m.start(0).send[0]!.msg;
+  const m = alone(cfg(0));
+  const s = m.tick(0).send[0]!.msg;
   const b1 = new ClusterCore(cfg(1), 0);
   b1.receive(s, 0);
   b1.holdTakeover(900);
@@ -154,8 +185,8 @@ test('a node answers a STATE that does not count it as running with a JOIN, and 
 });
 
 test('a master with more support outbids a returning isolated master; with less or equal, it steps down', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
   const loner = { type: 'STATE' as const, sender: 2, term: 5, body: { master: 2, linknum: [0, 0, 0], runstate: [-1, -1, 1] as (1 | 0 | -1)[] } };
   assert.equal(support(loner.body), 1);
@@ -173,8 +204,8 @@ test('a master with more support outbids a returning isolated master; with less 
 
 test('a master back from its own pulled cable steps down to the new master, even before Tthreshold expired its table', () => {
   // Tthreshold longer than the pull: the isolated master still lists everyone as running.
-  const m = new ClusterCore({ ...cfg(0), tmaxMs: 120, tthresholdMs: 5000 }, 0);
-  m.start(0);
+  const m = alone({ ...cfg(0), tmaxMs: 120, tthresholdMs: 5000 });
+  m.tick(0);
   m.receive({ type: 'JOIN', sender: 1, term: 3, body: {} }, 0);
   m.receive({ type: 'JOIN', sender: 2, term: 3, body: {} }, 0);
   assert.equal(m.table.support(), 3);
@@ -187,8 +218,8 @@ test('a master back from its own pulled cable steps down to the new master, even
 });
 
 test('drain: the master marks a board drained, its STATEs carry it, a node that takes over keeps it; a node cannot drain', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   for (const b of [1, 2]) m.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
   m.tick(10);
   const r = m.setDrained(2, true, 20);
@@ -219,8 +250,8 @@ test('drain: the master marks a board drained, its STATEs carry it, a node that 
 });
 
 test('planned handover: the master asks a board to take over; it does at once with the table, the old master follows it instead of outbidding it', () => {
-  const m = new ClusterCore(cfg(0), 0);
-  m.start(0);
+  const m = alone(cfg(0));
+  m.tick(0);
   for (const b of [1, 2]) m.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
   const n1 = new ClusterCore(cfg(1), 0);
   const n2 = new ClusterCore(cfg(2), 0);
@@ -264,8 +295,8 @@ test('planned handover: the master asks a board to take over; it does at once wi
   assert.deepEqual([m.role, m.master, n2.master], ['node', 1, 1]);
   assert.equal(m.term, n1.term);
   // Without a handover under way, the same STATE from a board holding less would be outbid.
-  const lone = new ClusterCore(cfg(0), 0);
-  lone.start(0);
+  const lone = alone(cfg(0));
+  lone.tick(0);
   for (const b of [1, 2]) lone.receive({ type: 'JOIN', sender: b, term: 0, body: {} }, 0);
   lone.receive({ type: 'STATE', sender: 1, term: lone.term + 1, body: { master: 1, linknum: [0, 0, 0], runstate: [-1, 1, 0] } }, 30);
   assert.equal(lone.role, 'master', 'an unplanned higher term with less support is outbid');
