@@ -2,7 +2,7 @@
 // (Browser-side code is passed as strings: this program is typed for Node, not the DOM.)
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -72,6 +72,7 @@ describe('web UI in Chromium', { skip }, () => {
   after(async () => {
     await browser?.close();
     await c?.stop();
+    if (process.env.EWS_SCREENSHOTS !== '1') rmSync(SHOTS, { recursive: true, force: true });
   });
 
   test('an operator logs in, reads devices, presses actions and sees the device change; the cluster view is live', async () => {
@@ -124,6 +125,8 @@ describe('web UI in Chromium', { skip }, () => {
     const report = (await r.json()) as { stopped: string | null };
     assert.match(String(report.stopped), /^b2: refused/);
     await until(page, `document.querySelectorAll('#upgrade:not([hidden]) .rollout').length === 3`);
+    // The bars can show before the last progress event has been drawn: wait for the stop, then check it all.
+    await until(page, `/ stopped at b2: refused/.test(document.querySelector('#upgrade p')?.textContent ?? '')`);
     assert.match((await page.textContent('#upgrade p'))!, /^Rollback from .* stopped at b2: refused/);
     assert.deepEqual(await page.evaluate(`[...document.querySelectorAll('#upgrade .rollout')].map((r) => [r.dataset.board, r.className, r.querySelector('progress').value])`), [
       ['b2', 'rollout failed', 100],

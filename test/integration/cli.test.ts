@@ -137,9 +137,10 @@ describe('ews status --user', () => {
   });
 });
 
-test('ews start refuses an address this machine does not own (exit 2), even with a VIP configured', () => {
+test('ews start refuses an address this machine does not own (exit 2), even with a VIP configured', (t) => {
   // In a network namespace of its own: had the check failed, the board would claim nothing outside it.
   const dir = mkdtempSync(join(tmpdir(), 'ews-foreign-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'cluster.json');
   const key = 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4';
   writeFileSync(

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { demoDevices } from '../../dev/demo.ts';
 import { PumpSimulator } from '../../dev/simulators/pump.ts';
@@ -20,8 +20,10 @@ describe('deploy', () => {
   let install: ReturnType<typeof spawnSync>;
   const procs: ChildProcess[] = [];
   /** A root file system as an image has it: users and groups, and the tools a VIP needs. */
+  const images: string[] = [];
   const image = () => {
     const dir = mkdtempSync(join(tmpdir(), 'ews-root-'));
+    images.push(dir);
     mkdirSync(join(dir, 'etc'));
     mkdirSync(join(dir, 'usr/sbin'), { recursive: true });
     writeFileSync(join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nsystemd-network:x:100:102::/:/usr/sbin/nologin\n');
@@ -47,6 +49,8 @@ describe('deploy', () => {
   });
   after(() => {
     for (const p of procs) p.kill('SIGKILL');
+    if (example) rmSync(dirname(example), { recursive: true, force: true });
+    for (const d of images) rmSync(d, { recursive: true, force: true });
   });
 
   test('install lays out the bundle, content trees, runtime packages, config, board id and unit', () => {
@@ -155,6 +159,7 @@ describe('deploy', () => {
   test('the installed package boots without the checkout, drives a device, serves the UI, and speaks the systemd watchdog', async (t) => {
     const [http, udp] = await freePorts(2);
     const dir = mkdtempSync(join(tmpdir(), 'ews-run-'));
+    images.push(dir);
     const cfgFile = join(dir, 'c.json');
     // The demo's pump on a real pseudo-terminal: the installed board drives it through the
     // package's own serialport (its native binding), a simulator answers on the other end.

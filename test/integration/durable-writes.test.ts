@@ -3,14 +3,15 @@
 // test watches the system calls themselves (strace, Debian package strace) and checks their order.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from './harness.ts';
 
-test('boot epoch: write, fsync, rename, fsync the directory, in that order', () => {
+test('boot epoch: write, fsync, rename, fsync the directory, in that order', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-durable-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const trace = join(dir, 'trace.txt');
   const script = `import(${JSON.stringify(join(ROOT, 'node/state/boot-epoch.ts'))}).then((m) => { m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); m.nextBootEpoch(${JSON.stringify(dir)}, 'b1', 5); })`;
   const r = spawnSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=openat,write,fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--import', 'tsx', '-e', script], {

@@ -286,9 +286,11 @@ describe('security', () => {
 
   test('check-config (the bundle) refuses an all-zero key, the old example key and the placeholder, naming cluster.key', () => {
     for (const key of ['00'.repeat(32), '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff', 'REPLACE-ME-with-the-output-of-ews-gen-key']) {
-      const file = join(mkdtempSync(join(tmpdir(), 'ews-key-')), 'c.json');
+      const dir = mkdtempSync(join(tmpdir(), 'ews-key-'));
+      const file = join(dir, 'c.json');
       writeFileSync(file, JSON.stringify({ ...c.config, cluster: { ...(c.config.cluster as object), key } }));
       const r = spawnSync(process.execPath, [BUNDLE, 'check-config', '--config', file], { encoding: 'utf8' });
+      rmSync(dir, { recursive: true, force: true });
       assert.equal(r.status, 2, key);
       assert.match(r.stderr, /^cluster\.key: /m);
     }

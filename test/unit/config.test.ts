@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { ConfigError, parseConfig, startProblems } from '../../shared/config.ts';
 import { cronMatches, localTime } from '../../shared/cron.ts';
 import { SCHEDULES_MAX } from '../../shared/device-config.ts';
@@ -141,8 +141,11 @@ test('broadcast mode needs every board on the cluster UDP port', () => {
 
 const CLI = resolve(import.meta.dirname, '../../node/cli.ts');
 const ews = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+const files = mkdtempSync(join(tmpdir(), 'ews-cfg-'));
+after(() => rmSync(files, { recursive: true, force: true }));
+let made = 0;
 const file = (raw: unknown) => {
-  const f = join(mkdtempSync(join(tmpdir(), 'ews-cfg-')), 'c.json');
+  const f = join(files, `c${made++}.json`);
   writeFileSync(f, typeof raw === 'string' ? raw : JSON.stringify(raw));
   return f;
 };

@@ -2,16 +2,23 @@
 // outcome after a restart makes the key IDEMPOTENCY_UNKNOWN, never a second run.
 
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { IdempotentExecutor } from '../../node/idempotency/idempotent-exec.ts';
 import { IntentLog, openIntentLog } from '../../node/idempotency/intent-log.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { IdempotencyStore, type IdemRecord, idemWire, parseIdem } from '../../shared/idempotency-store.ts';
 
-const fresh = () => join(mkdtempSync(join(tmpdir(), 'ews-intents-')), 'b1.intents.log');
+const logs = mkdtempSync(join(tmpdir(), 'ews-intents-'));
+after(() => rmSync(logs, { recursive: true, force: true }));
+let made = 0;
+const fresh = () => {
+  const dir = join(logs, String(made++));
+  mkdirSync(dir);
+  return join(dir, 'b1.intents.log');
+};
 
 test('a start is on disk when started() resolves; concurrent starts share the writes; a new log reads starts and outcomes back', async () => {
   const file = fresh();

@@ -1,11 +1,11 @@
 // Sessions: logouts that last (bounded, expiring, on disk) and password checks with a bounded queue.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { AuthGuard } from '../../node/auth/guard.ts';
 import { hashPassword, PasswordVerifier } from '../../node/auth/password.ts';
 import { RevokedSessions, revokedFile } from '../../node/auth/revoked-sessions.ts';
@@ -14,9 +14,18 @@ import { parseConfig } from '../../shared/config.ts';
 import { EwsError } from '../../shared/errors.ts';
 
 const T0 = 1_800_000_000_000;
+const dirs: string[] = [];
+const scratch = () => {
+  const d = mkdtempSync(join(tmpdir(), 'ews-revoked-'));
+  dirs.push(d);
+  return d;
+};
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 test('a revoked session stays revoked across a restart (appended to the journal in stateDir), and is forgotten when it expires', async () => {
-  const file = revokedFile(mkdtempSync(join(tmpdir(), 'ews-revoked-')), 'b1');
+  const file = revokedFile(scratch(), 'b1');
   const a = new RevokedSessions(16, file, T0);
   assert.equal(a.revoke('s1', T0 / 1000 + 60, 'olga', T0).length, 1);
   assert.equal(a.add([['s2', T0 / 1000 + 3600, 'olga']], T0).length, 1);
@@ -63,7 +72,7 @@ test('a signed session is dead once its user has a not-valid-before after it was
 });
 
 test('a damaged journal starts an empty set instead of failing the boot', async () => {
-  const file = revokedFile(mkdtempSync(join(tmpdir(), 'ews-revoked-')), 'b1');
+  const file = revokedFile(scratch(), 'b1');
   writeFileSync(file, '{not json');
   const r = new RevokedSessions(16, file, T0);
   assert.equal(r.size, 0);
