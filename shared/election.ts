@@ -3,6 +3,7 @@
 // packets to send and events for the adapters. No sockets, no timers, no Date.
 import type { CoreConfig, Ready, Role } from './cluster-core-io.ts';
 import type { LoadBody, Message, StateBody } from './protocol.ts';
+import { ReportCadence } from './report-cadence.ts';
 import { StateTable } from './state-table.ts';
 import { nextTerm, ringDistance, support } from './terms.ts';
 
@@ -21,15 +22,12 @@ export class ClusterCore {
   private _term = 0;
   private _master = -1;
   private lastMasterHeardMs: number;
-  /** When this board last heard its master (a node's silence clock). */
-  get masterHeardMs(): number {
-    return this.lastMasterHeardMs;
-  }
   /** A flood is being counted: no takeover on silence alone before this (see holdTakeover). */
   private holdUntilMs = -Infinity;
   private lastHeartbeatMs = -Infinity;
   private lastStateSentMs = -Infinity;
   private lastJoinSentMs = -Infinity;
+  private readonly reports: ReportCadence;
   private dirty = false;
   private localLoad = 0;
   /** Last table heard from the master (what nodes display and inherit on takeover). */
@@ -42,6 +40,7 @@ export class ClusterCore {
     if (cfg.self < 0 || cfg.self >= cfg.boards) throw new Error('self out of range');
     this.cfg = cfg;
     this.table = new StateTable(cfg.boards);
+    this.reports = new ReportCadence(cfg.heartbeatMs, cfg.tmaxMs, cfg.tthresholdMs);
     this.lastMasterHeardMs = nowMs;
   }
 
@@ -58,6 +57,10 @@ export class ClusterCore {
   get load(): number {
     return this.localLoad;
   }
+  /** When this board last heard its master (a node's silence clock). */
+  get masterHeardMs(): number {
+    return this.lastMasterHeardMs;
+  }
 
   /** The table as this board sees it: computed when master, last heard otherwise. */
   view(): StateBody | undefined {
@@ -66,12 +69,9 @@ export class ClusterCore {
   }
 
   /**
-   * Boot: every board announces itself (JOIN) and listens. A running cluster's master answers
-   * within a heartbeat and the board follows it; a board that hears no master for Tmax (+ its
-   * stagger: i staggers for board i while no master is known, so the first board wins a cold
-   * boot) takes over. The paper lets the first board start as master at once; a first board that
-   * restarted into a running cluster then was master for a round trip (its schedules, bridges and
-   * logbook acted on it, and it bumped the term), so it listens first like the others.
+   * Boot: JOIN and listen. A running cluster's master answers within a heartbeat; a board that
+   * hears none for Tmax (+ its stagger, so the first board wins a cold boot) takes over. Not the
+   * paper's rule (the first board master at once): restarted, it was master for a round trip.
    */
   start(nowMs: number): Ready {
     const r = none();
@@ -83,9 +83,8 @@ export class ClusterCore {
 
   /**
    * A flood of junk is being counted: a takeover on the master's silence alone waits until
-   * `untilMs` (the junk may be what kept the master's STATEs from arriving), but never longer than
-   * FLOOD_HOLD_TMAX × Tmax after the master was last heard, so a master that really died is
-   * still replaced.
+   * `untilMs` (the junk may have kept its STATEs out), never past FLOOD_HOLD_TMAX × Tmax after
+   * the master was last heard, so a master that really died is still replaced.
    */
   holdTakeover(untilMs: number): void {
     this.holdUntilMs = Math.max(this.holdUntilMs, untilMs);
@@ -114,9 +113,10 @@ export class ClusterCore {
       if (nowMs > this.takeoverAt()) {
         this.becomeMaster(r, nowMs);
       } else if (nowMs - this.lastHeartbeatMs >= heartbeatMs) {
+        const since = this.lastHeartbeatMs;
         this.lastHeartbeatMs = nowMs;
         if (this._role === 'joining') this.sendJoin(r, nowMs);
-        else this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term: this._term, body: { id: 0, load: this.localLoad } });
+        else if (this.reports.due(nowMs, since)) this.report(r, nowMs);
       }
     }
     this.flushInto(r, nowMs);
@@ -198,24 +198,17 @@ export class ClusterCore {
     return r;
   }
 
-  /** This board started executing a request (forwarded or local): its load, for the next REPORT. */
-  accepted(): void {
-    this.localLoad++;
-    if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
+  /** Node: its request thread answered a dispatch of its master, carrying its load (shared/report-cadence.ts). */
+  answeredMaster(nowMs: number): void {
+    if (this._role === 'node') this.reports.answered(nowMs);
   }
-  /** This board's executing count as another thread keeps it (the cluster plane's request thread). */
+
+  /** This board's executing count (its request thread keeps it): its load, for the next REPORT. */
   setLocalLoad(load: number): void {
     if (!Number.isInteger(load) || load < 0) throw new Error(`invariant: executing count ${load}`);
     this.localLoad = load;
     if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
   }
-  /** This board finished executing one. */
-  finished(): void {
-    if (this.localLoad <= 0) throw new Error('invariant: finished more work than accepted');
-    this.localLoad--;
-    if (this._role === 'master') this.table.reportSelf(this.cfg.self, this.localLoad);
-  }
-
   /** Emit a coalesced STATE if the table changed and the minimum gap has passed. */
   flush(nowMs: number): Ready {
     const r = none();
@@ -234,8 +227,6 @@ export class ClusterCore {
     }
     return t;
   }
-
-  // ---- internals ----
 
   private staggerMs(): number {
     const { self, boards, staggerMs } = this.cfg;
@@ -272,7 +263,8 @@ export class ClusterCore {
         this._role = 'node';
         r.events.push({ kind: 'role', role: 'node', term, master: sender, previous });
         // Tell the new master at once that we are alive and how loaded we are.
-        if (body.runstate[this.cfg.self] === 1 || previous !== 'joining') this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term, body: { id: 0, load: this.localLoad } });
+        this.reports.newMaster();
+        if (body.runstate[this.cfg.self] === 1 || previous !== 'joining') this.report(r, nowMs);
       }
       this.lastMasterHeardMs = nowMs;
       this.heardTable = body;
@@ -334,6 +326,11 @@ export class ClusterCore {
   private sendHandover(r: Ready, nowMs: number): void {
     this.sendState(r, nowMs);
     r.send.push({ to: this.handoverTo, msg: { type: 'HANDOVER', sender: this.cfg.self, term: this._term, body: { to: this.handoverTo } } });
+  }
+
+  private report(r: Ready, nowMs: number): void {
+    this.reports.sent(nowMs);
+    this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term: this._term, body: { id: 0, load: this.localLoad } });
   }
 
   private sendJoin(r: Ready, nowMs: number): void {

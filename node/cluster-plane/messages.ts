@@ -20,7 +20,8 @@ export interface PlaneData {
 
 /** Request thread → plane. */
 export type ToPlane =
-  | { t: 'load'; load: number }
+  /** This board's executing count; `answered`: a node answered a dispatch of its master since the last (shared/report-cadence.ts). */
+  | { t: 'load'; load: number; answered: boolean }
   | { t: 'own'; own: number[] }
   /** Loads heard on dispatch answers, each with when it was read (absolute ms). */
   | { t: 'observe'; loads: Array<[board: number, load: number, atAbs: number]> }

@@ -59,6 +59,8 @@ export class ClusterMirror {
   /** What waits for the plane's reply, by the reply's kind (concurrent scrapes share one). */
   private readonly waits = new Map<FromPlane['t'], { asked: Promise<void>; answered(): void }>();
   private loadSent = -1;
+  /** A node answered a dispatch of its master since the last flush (its next REPORT can wait). */
+  private answered = false;
   private ownSent = '';
   /** Loads heard on dispatch answers since the last flush, and when (this thread's clock). */
   private observed = new Map<number, [load: number, atMs: number]>();
@@ -161,6 +163,13 @@ export class ClusterMirror {
     if (this.load <= 0) throw new Error('invariant: finished more work than accepted');
     this.load--;
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+    this.soon();
+  }
+
+  /** Node: an answer to a dispatch of its master went out, carrying this board's load. */
+  answeredMaster(): void {
+    if (this.role !== 'node') return;
+    this.answered = true;
     this.soon();
   }
 
@@ -313,9 +322,10 @@ export class ClusterMirror {
    * packet, and a message per request would wake the plane thread, on this board's CPU, once per request.
    */
   private flush(): void {
-    if (this.load !== this.loadSent) {
+    if (this.load !== this.loadSent || this.answered) {
       this.loadSent = this.load;
-      this.post({ t: 'load', load: this.load });
+      this.post({ t: 'load', load: this.load, answered: this.answered });
+      this.answered = false;
     }
     if (this.observed.size > 0) {
       const toAbs = this.abs.now() - this.clock.now();

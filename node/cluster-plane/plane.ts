@@ -131,6 +131,7 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
         heardAlive();
         // This board's executing count, for its next REPORT (and the master's own table row).
         link.core.setLocalLoad(m.load);
+        if (m.answered) link.core.answeredMaster(now);
         break;
       case 'own':
         link.core.table.setOwnCounts(m.own);

@@ -40,8 +40,10 @@ export class Executor {
     const cls = this.cfg.classes[f.cls];
     const replyAs =
       (refused: boolean) =>
-      (status: number, headers: string[], body: Buffer): void =>
+      (status: number, headers: string[], body: Buffer): void => {
         answer({ id: f.id, load: mirror.load, status, refused, head: headerLines(headers), body });
+        mirror.answeredMaster();
+      };
     const reply = replyAs(false);
     if (reason || !cls) {
       this.rejected.inc({ reason: reason ?? 'class' });

@@ -301,3 +301,39 @@ test('planned handover: the master asks a board to take over; it does at once wi
   lone.receive({ type: 'STATE', sender: 1, term: lone.term + 1, body: { master: 1, linknum: [0, 0, 0], runstate: [-1, 1, 0] } }, 30);
   assert.equal(lone.role, 'master', 'an unplanned higher term with less support is outbid');
 });
+
+test("REPORTs: one per heartbeat, but none after a heartbeat in which the node answered its master's dispatches, except every keepalive; a new master resets it", () => {
+  const m = alone(cfg(0));
+  const s = states(m.tick(0))[0]!.msg;
+  const b1 = new ClusterCore(cfg(1), 0);
+  b1.start(0);
+  b1.receive(s, 0);
+  assert.equal(b1.role, 'node');
+  const beat = (t: number, answeredAt?: number) => {
+    b1.receive(s, t - 1);
+    if (answeredAt !== undefined) b1.answeredMaster(answeredAt);
+    return b1.tick(t).send.map((o) => `${o.msg.type}→${o.to}`);
+  };
+  // cfg: heartbeat 100, Tmax 500, Tthreshold 500: keepalive max(100, min(500 / 4, 500 / 2)) = 125 ms.
+  assert.deepEqual(beat(100), ['REPORT→0'], 'idle: every heartbeat');
+  assert.deepEqual(beat(200, 150), [], 'answered since the last heartbeat: the answer carried the load');
+  assert.deepEqual(beat(300, 250), ['REPORT→0'], 'still answering, but 200 ms since the last REPORT (keepalive 125)');
+  assert.deepEqual(beat(400, 350), []);
+  assert.deepEqual(beat(500), ['REPORT→0'], 'no answer since the last heartbeat');
+  b1.answeredMaster(550);
+  const s2 = { type: 'STATE', sender: 2, term: 5, body: { ...(s.body as object), master: 2 } } as Message;
+  assert.deepEqual(
+    b1.receive(s2, 560).send.map((o) => `${o.msg.type}→${o.to}`),
+    ['REPORT→2'],
+    'a new master hears it at once',
+  );
+  b1.receive(s2, 599);
+  assert.deepEqual(
+    b1.tick(600).send.map((o) => `${o.msg.type}→${o.to}`),
+    ['REPORT→2'],
+    'answers to the old master count for nothing with the new one',
+  );
+  const idle = alone(cfg(0));
+  idle.answeredMaster(5);
+  assert.equal(states(idle.tick(0)).length, 1, 'a master ignores it');
+});
