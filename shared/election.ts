@@ -116,7 +116,7 @@ export class ClusterCore {
         const since = this.lastHeartbeatMs;
         this.lastHeartbeatMs = nowMs;
         if (this._role === 'joining') this.sendJoin(r, nowMs);
-        else if (this.reports.due(nowMs, since)) this.report(r, nowMs);
+        else if (this.reports.due(nowMs, since, this.localLoad)) this.report(r, nowMs);
       }
     }
     this.flushInto(r, nowMs);
@@ -329,7 +329,7 @@ export class ClusterCore {
   }
 
   private report(r: Ready, nowMs: number): void {
-    this.reports.sent(nowMs);
+    this.reports.sent(nowMs, this.localLoad);
     this.toMaster(r, { type: 'REPORT', sender: this.cfg.self, term: this._term, body: { id: 0, load: this.localLoad } });
   }
 

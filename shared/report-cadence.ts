@@ -1,13 +1,16 @@
-// When a node sends its master a REPORT (its load, and proof that it lives), pure. One per
-// heartbeat, except after a heartbeat in which the node answered one of the master's dispatches:
-// the answer carried its load, and the master took it as proof of life. A REPORT still goes at
-// least every keepalive (4 within Tthreshold, 2 within Tmax, whose window the master's support
-// counts), since a master whose request thread is stalled reads no answers and hears only REPORTs.
-// Idle, nothing changes: a REPORT per heartbeat. Under load a master hears a REPORT from each node
-// about once per keepalive instead of once per heartbeat.
+// When a node sends its master a REPORT (its load, and proof that it lives), pure. At least every
+// keepalive: max(heartbeat, min(Tthreshold / 4, Tmax / 2)), so 4 fall within Tthreshold, after
+// which the master marks a silent board -1, and 2 within Tmax, the window in which the master's
+// support counts a board as heard. Between keepalives, at the next heartbeat after the load
+// changed, unless the node answered one of the master's dispatches since the heartbeat before:
+// each answer carries the load, and the master takes it as proof of life. A master whose request
+// thread is stalled reads no answers, and hears only the keepalives.
+// At the default timings (heartbeat 20 ms, Tmax 120, Tthreshold 500) an idle node sends a REPORT
+// every 60 ms instead of every 20; a 3-board master reads 33 a second instead of 100.
 export class ReportCadence {
   readonly keepaliveMs: number;
   private lastMs = -Infinity;
+  private lastLoad = -1;
   private answeredMs = -Infinity;
 
   constructor(heartbeatMs: number, tmaxMs: number, tthresholdMs: number) {
@@ -19,17 +22,20 @@ export class ReportCadence {
     this.answeredMs = nowMs;
   }
 
-  /** A new master: what the old one heard on answers counts for nothing. */
+  /** A new master: what the old one heard counts for nothing. */
   newMaster(): void {
     this.answeredMs = -Infinity;
+    this.lastLoad = -1;
   }
 
-  /** At a heartbeat, the previous one at `sinceMs`: whether a REPORT goes. */
-  due(nowMs: number, sinceMs: number): boolean {
-    return this.answeredMs < sinceMs || nowMs - this.lastMs >= this.keepaliveMs;
+  /** At a heartbeat (the one before at `sinceMs`), the load now: whether a REPORT goes. */
+  due(nowMs: number, sinceMs: number, load: number): boolean {
+    if (nowMs - this.lastMs >= this.keepaliveMs) return true;
+    return load !== this.lastLoad && this.answeredMs < sinceMs;
   }
 
-  sent(nowMs: number): void {
+  sent(nowMs: number, load: number): void {
     this.lastMs = nowMs;
+    this.lastLoad = load;
   }
 }

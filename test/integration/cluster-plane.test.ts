@@ -44,7 +44,7 @@ describe('the cluster plane', () => {
     const count = () => Promise.all([metric(c.boards[0]!.url, 'ews_plane_states_posted_total'), metric(c.boards[0]!.url, 'ews_udp_received_total', { type: 'REPORT' })]);
     const [posted0, heard0] = await count();
     const t0 = Date.now();
-    // A window of 100 keep-alive REPORTs heard (about a second at 2 nodes × 50 a second).
+    // A window of 100 keep-alive REPORTs heard (about 3 s at 2 nodes × one per 60 ms).
     const [posted1, heard1] = await waitFor('100 REPORTs heard', async () => {
       const v = await count();
       return v[1] - heard0 >= 100 ? v : undefined;

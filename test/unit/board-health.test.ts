@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -11,8 +11,9 @@ test("the version boards report is package.json's", () => {
   assert.equal(VERSION, (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version);
 });
 
-test('temperature: the hottest thermal zone in °C; none: null', () => {
+test('temperature: the hottest thermal zone in °C; none: null', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ews-thermal-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.equal(readTemperature(dir), null);
   for (const [zone, milli] of [
     ['thermal_zone0', '41250'],

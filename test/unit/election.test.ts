@@ -302,37 +302,33 @@ test('planned handover: the master asks a board to take over; it does at once wi
   assert.equal(lone.role, 'master', 'an unplanned higher term with less support is outbid');
 });
 
-test("REPORTs: one per heartbeat, but none after a heartbeat in which the node answered its master's dispatches, except every keepalive; a new master resets it", () => {
-  const m = alone(cfg(0));
+test('REPORTs: every keepalive; at the next heartbeat after the load changed, unless an answer carried it; a new master hears one at once', () => {
+  // The default timings: heartbeat 20, Tmax 120, Tthreshold 500: keepalive max(20, min(500 / 4, 120 / 2)) = 60 ms.
+  const timings = { heartbeatMs: 20, tmaxMs: 120, tthresholdMs: 500, staggerMs: 40 };
+  const m = alone({ ...cfg(0), ...timings });
   const s = states(m.tick(0))[0]!.msg;
-  const b1 = new ClusterCore(cfg(1), 0);
+  const b1 = new ClusterCore({ ...cfg(1), ...timings }, 0);
   b1.start(0);
   b1.receive(s, 0);
   assert.equal(b1.role, 'node');
-  const beat = (t: number, answeredAt?: number) => {
+  const sent = (r: Ready) => r.send.map((o) => `${o.msg.type}→${o.to}`);
+  const beat = (t: number, load = b1.load, answeredAt?: number) => {
     b1.receive(s, t - 1);
+    b1.setLocalLoad(load);
     if (answeredAt !== undefined) b1.answeredMaster(answeredAt);
-    return b1.tick(t).send.map((o) => `${o.msg.type}→${o.to}`);
+    return sent(b1.tick(t));
   };
-  // cfg: heartbeat 100, Tmax 500, Tthreshold 500: keepalive max(100, min(500 / 4, 500 / 2)) = 125 ms.
-  assert.deepEqual(beat(100), ['REPORT→0'], 'idle: every heartbeat');
-  assert.deepEqual(beat(200, 150), [], 'answered since the last heartbeat: the answer carried the load');
-  assert.deepEqual(beat(300, 250), ['REPORT→0'], 'still answering, but 200 ms since the last REPORT (keepalive 125)');
-  assert.deepEqual(beat(400, 350), []);
-  assert.deepEqual(beat(500), ['REPORT→0'], 'no answer since the last heartbeat');
-  b1.answeredMaster(550);
+  assert.deepEqual(beat(20), ['REPORT→0']);
+  assert.deepEqual(beat(40), [], 'idle: nothing new');
+  assert.deepEqual(beat(60), []);
+  assert.deepEqual(beat(80), ['REPORT→0'], 'the keepalive, 60 ms after the last');
+  assert.deepEqual(beat(100, 2), ['REPORT→0'], 'the load changed and no answer carried it');
+  assert.deepEqual(beat(120, 3, 110), [], 'an answer since the last heartbeat carried the load');
+  assert.deepEqual(beat(140, 3, 130), []);
+  assert.deepEqual(beat(160, 3, 150), ['REPORT→0'], 'still answering: the keepalive');
+  assert.deepEqual(beat(180, 1), ['REPORT→0'], 'changed, and no answer since the last heartbeat');
   const s2 = { type: 'STATE', sender: 2, term: 5, body: { ...(s.body as object), master: 2 } } as Message;
-  assert.deepEqual(
-    b1.receive(s2, 560).send.map((o) => `${o.msg.type}→${o.to}`),
-    ['REPORT→2'],
-    'a new master hears it at once',
-  );
-  b1.receive(s2, 599);
-  assert.deepEqual(
-    b1.tick(600).send.map((o) => `${o.msg.type}→${o.to}`),
-    ['REPORT→2'],
-    'answers to the old master count for nothing with the new one',
-  );
+  assert.deepEqual(sent(b1.receive(s2, 185)), ['REPORT→2'], 'a new master hears it at once');
   const idle = alone(cfg(0));
   idle.answeredMaster(5);
   assert.equal(states(idle.tick(0)).length, 1, 'a master ignores it');
