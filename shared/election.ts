@@ -223,6 +223,7 @@ export class ClusterCore {
     if (this._role === 'master') {
       if (this.dirty) t = Math.min(t, this.lastStateSentMs + stateMinGapMs);
     } else {
+      if (this._role === 'node') t = this.reports.nextAt(t, this.localLoad);
       t = Math.min(t, this.takeoverAt() + 1);
     }
     return t;

@@ -34,6 +34,11 @@ export class ReportCadence {
     return load !== this.lastLoad && this.answeredMs < sinceMs;
   }
 
+  /** When the next REPORT can be due, the next heartbeat at `beatAt`: a node has no other reason to wake before. */
+  nextAt(beatAt: number, load: number): number {
+    return load !== this.lastLoad ? beatAt : Math.max(beatAt, this.lastMs + this.keepaliveMs);
+  }
+
   sent(nowMs: number, load: number): void {
     this.lastMs = nowMs;
     this.lastLoad = load;

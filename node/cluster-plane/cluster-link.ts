@@ -138,6 +138,13 @@ export class ClusterLink {
     this.apply(this.core.start(this.clock.now()));
   }
 
+  /** This board's executing count; `answered`: an answer to the master carried it since the last. Its next REPORT may be due sooner. */
+  loadChanged(load: number, answered: boolean): void {
+    this.core.setLocalLoad(load);
+    if (answered) this.core.answeredMaster(this.clock.now());
+    this.schedule();
+  }
+
   get isSuspended(): boolean {
     return this.suspended;
   }

@@ -21,7 +21,9 @@ export interface Transport {
 
 export function systemUdp(reuseAddr: boolean): UdpPort {
   // A larger receive queue (the kernel caps it at net.core.rmem_max): a burst of junk does not crowd out the STATEs behind it.
-  const sock = dgram.createSocket({ type: 'udp4', reuseAddr, recvBufferSize: 4 << 20 });
+  // Every address a board sends to is an IPv4 literal (validated in the config): handed back at
+  // once, where Node's default lookup defers each send to the next tick.
+  const sock = dgram.createSocket({ type: 'udp4', reuseAddr, recvBufferSize: 4 << 20, lookup: (address, _family, done) => done(null, address, 4) });
   return {
     bind: (port, address) =>
       new Promise<void>((resolve, reject) => {

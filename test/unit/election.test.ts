@@ -319,6 +319,10 @@ test('REPORTs: every keepalive; at the next heartbeat after the load changed, un
     return sent(b1.tick(t));
   };
   assert.deepEqual(beat(20), ['REPORT→0']);
+  assert.equal(b1.nextWakeMs(), 80, 'idle, a node wakes for the keepalive, not every heartbeat');
+  b1.setLocalLoad(1);
+  assert.equal(b1.nextWakeMs(), 40, 'a changed load: the next heartbeat');
+  b1.setLocalLoad(0);
   assert.deepEqual(beat(40), [], 'idle: nothing new');
   assert.deepEqual(beat(60), []);
   assert.deepEqual(beat(80), ['REPORT→0'], 'the keepalive, 60 ms after the last');
