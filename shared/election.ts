@@ -231,8 +231,8 @@ export class ClusterCore {
 
   private staggerMs(): number {
     const { self, boards, staggerMs } = this.cfg;
-    // At boot nobody is known: board i waits i staggers, so the first board becomes master first.
-    if (this._master < 0) return self * staggerMs;
+    // At boot nobody is known: board i waits i × max(stagger, Tmax), so the first board wins.
+    if (this._master < 0) return self * Math.max(staggerMs, this.cfg.tmaxMs);
     const d = ringDistance(this._master, self, boards);
     return Math.max(0, d - 1) * staggerMs;
   }

@@ -6,10 +6,11 @@ import type { Message } from '../../shared/protocol.ts';
 const cfg = (self: number, boards = 3) => ({ self, boards, heartbeatMs: 100, tmaxMs: 500, tthresholdMs: 500, staggerMs: 200, stateMinGapMs: 10 });
 const states = (r: Ready) => r.send.filter((o) => o.msg.type === 'STATE');
 const report = (sender: number, load: number, id = 0): Message => ({ type: 'REPORT', sender, term: 3, body: { id, load } });
-/** A board that booted alone Tmax + 1 ms ago: its tick(0) makes it master (the first board; others after their stagger). */
+/** A board that booted alone long enough ago that its tick(0) makes it master: Tmax + 1 ms for the first board, i × max(stagger, Tmax) more for board i. */
 const alone = (config: ReturnType<typeof cfg>): ClusterCore => {
-  const c = new ClusterCore(config, -config.tmaxMs - 1 - config.self * config.staggerMs);
-  c.start(-config.tmaxMs - 1 - config.self * config.staggerMs);
+  const bootedAt = -config.tmaxMs - 1 - config.self * Math.max(config.staggerMs, config.tmaxMs);
+  const c = new ClusterCore(config, bootedAt);
+  c.start(bootedAt);
   return c;
 };
 
@@ -50,8 +51,8 @@ test('every board JOINs at boot and listens; the first board, hearing no master 
   assert.equal(states(r).length, 1);
   const n = new ClusterCore(cfg(1), 0);
   n.start(0);
-  n.tick(650);
-  assert.equal(n.role, 'joining', 'board 1 waits one stagger more than board 0');
+  n.tick(1000);
+  assert.equal(n.role, 'joining', 'board 1 waits max(stagger, Tmax) more than board 0');
   n.receive(states(r)[0]!.msg, 501);
   assert.equal(n.role, 'node');
   assert.equal(n.master, 0);
