@@ -42,7 +42,8 @@ export class Executor {
       (refused: boolean) =>
       (status: number, headers: string[], body: Buffer): void => {
         answer({ id: f.id, load: mirror.load, status, refused, head: headerLines(headers), body });
-        mirror.answeredMaster();
+        // A refused frame may come from a board that is no longer master: it proves nothing to ours.
+        if (!refused) mirror.answeredMaster();
       };
     const reply = replyAs(false);
     if (reason || !cls) {
