@@ -76,26 +76,14 @@ export async function runPlane(data: PlaneData, port: PlanePort, env: PlaneEnv =
   let quiet = false;
   let sentKey = '';
   let sentAt = -Infinity;
-  // Who leads, runs, is drained or speaks which version: what a post must not wait for. Built
-  // after every packet and tick, so from the core's own fields, without the state's arrays.
-  const stateKey = (): string => {
-    const core = link.core;
-    const t = core.table;
-    const seen = core.role === 'master' ? undefined : core.view();
-    const versions = link.versions();
-    const epochs = link.epochs();
-    let key = `${core.role} ${core.term} ${core.master} ${link.isSuspended} ${seen?.master}`;
-    for (let i = 0; i < t.n; i++) key += ` ${t.runstate(i)}/${seen ? seen.runstate[i] : ''}/${seen ? seen.drained?.[i] : t.drained(i)}/${epochs[i]}/${versions[i]}`;
-    return key;
-  };
   link.afterApply = () => {
     if (quiet) return;
     const events = pending;
+    const s = state();
     pending = [];
-    const key = stateKey();
+    const key = JSON.stringify([s.role, s.term, s.master, s.resigned, s.view?.master, s.view?.runstate, s.view?.drained, s.runstates, s.epochs, s.protocols]);
     const now = absNow();
     if (events.length === 0 && key === sentKey && now - sentAt < heardEveryMs) return;
-    const s = state();
     sentKey = key;
     sentAt = now;
     // The address follows the role (shared/vip-plan.ts): a board that sees a newer term lets it go at once.
