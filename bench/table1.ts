@@ -49,7 +49,13 @@ const stopAll = (ps: ChildProcess[]) =>
  * ews with BOARDS working boards and a master that only forwards (masterWork forward), as HAProxy
  * fronts BOARDS backends: the same serving capacity on both sides (BOARDS × C at S ms).
  */
-async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standingWaitMs?: number, paceFill?: false): Promise<System> {
+interface EwsKnobs {
+  highReserve?: number;
+  standingWaitMs?: number;
+  paceFill?: false;
+  highWaitMs?: number;
+}
+async function ews(scheduler: 'priority' | 'fifo', { highReserve, standingWaitMs, paceFill, highWaitMs }: EwsKnobs = {}): Promise<System> {
   const n = BOARDS + 1;
   const ports = await freePorts(2 * n);
   const boards = Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! }));
@@ -64,7 +70,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
         { name: 'control', priority: 0, match: [{ pathPrefix: '/cgi-bin/' }], deadlineMs: TIMEOUT_MS, ...(standingWaitMs === undefined ? {} : { standingWaitMs }) },
         { name: 'browse', priority: 1, match: [{ pathPrefix: '/' }], deadlineMs: TIMEOUT_MS },
       ],
-      qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }), ...(paceFill === undefined ? {} : { paceFill }) },
+      qos: { scheduler, ...(highReserve === undefined ? {} : { highReserve }), ...(paceFill === undefined ? {} : { paceFill }), ...(highWaitMs === undefined ? {} : { highWaitMs }) },
       limits: { inFlightPerBoardMax: C, queueMax: 5000, connectionsMax: 8192 },
       auth: { disabled: true },
       stateDir: false, // memory only, said so: a bench run leaves nothing behind
@@ -96,7 +102,7 @@ async function ews(scheduler: 'priority' | 'fifo', highReserve?: number, standin
     name:
       scheduler === 'fifo'
         ? 'ews fifo'
-        : `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : standingWaitMs === 0 ? ' standing off' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}`,
+        : `ews ${scheduler}${highReserve === undefined ? '' : ` reserve ${+highReserve.toFixed(2)}`}${standingWaitMs === undefined ? '' : standingWaitMs === 0 ? ' standing off' : ` standing ${standingWaitMs} ms`}${paceFill === false ? ' unpaced' : ''}${highWaitMs === undefined ? '' : ` wait ${highWaitMs} ms`}`,
     base: urls[0]!,
     wastedMs: wasted,
     stop: () => stopAll(procs).then(() => rmSync(dir, { recursive: true, force: true })),
@@ -171,20 +177,25 @@ const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
 });
 
 const rows: Row[] = [];
-// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, qos.paceFill fills idle slots no faster than
-// they empty, HIGH's standing queue cut at half its deadline), then each of those changed alone: no fill pace; no standing-queue cut;
-// no reserve (the pace alone); neither reserve nor pace (ews before both: the LOW baseline); 2 of 12 reserved. What each buys HIGH and costs LOW.
+// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, lent to pages while HIGH's recent longest
+// wait is under qos.highWaitMs; qos.paceFill fills idle slots no faster than they empty; HIGH's standing queue cut at half its deadline),
+// then each of those changed alone: no fill pace; no standing-queue cut; the reserve never lent (wait 0), or lent on half or twice the
+// budget; no reserve (the pace alone); neither reserve nor pace (ews before both: the LOW baseline); 2 of 12 reserved. What each buys HIGH
+// and costs LOW.
 const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
-  ['ews priority unpaced', () => ews('priority', undefined, undefined, false)],
-  ['ews priority standing off', () => ews('priority', undefined, 0)],
-  ['ews priority reserve 0', () => ews('priority', 0)],
-  ['ews priority reserve 0 unpaced', () => ews('priority', 0, undefined, false)],
-  ['ews priority reserve 0.17', () => ews('priority', 2 / (BOARDS * C))],
+  ['ews priority unpaced', () => ews('priority', { paceFill: false })],
+  ['ews priority standing off', () => ews('priority', { standingWaitMs: 0 })],
+  ['ews priority wait 0 ms', () => ews('priority', { highWaitMs: 0 })],
+  ['ews priority wait 5 ms', () => ews('priority', { highWaitMs: 5 })],
+  ['ews priority wait 20 ms', () => ews('priority', { highWaitMs: 20 })],
+  ['ews priority reserve 0', () => ews('priority', { highReserve: 0 })],
+  ['ews priority reserve 0 unpaced', () => ews('priority', { highReserve: 0, paceFill: false })],
+  ['ews priority reserve 0.17', () => ews('priority', { highReserve: 2 / (BOARDS * C) })],
   // HIGH's standing queue cut at 3 service times instead of half the deadline: what a tighter bound does when HIGH alone exceeds capacity.
-  ['ews priority standing 300 ms', () => ews('priority', undefined, 3 * S)],
+  ['ews priority standing 300 ms', () => ews('priority', { standingWaitMs: 3 * S })],
   ['HAProxy priority', () => haproxy(true)],
-  ['ews fifo', () => ews('fifo', 0, 0, false)], // plain least-connection: no priority of any kind, so no HIGH reserve, fill pace or standing-queue cut either
+  ['ews fifo', () => ews('fifo', { highReserve: 0, standingWaitMs: 0, paceFill: false })], // plain least-connection: no priority of any kind, so no HIGH reserve, fill pace or standing-queue cut either
   ['HAProxy fifo', () => haproxy(false)],
 ];
 for (const [name, make] of makers) {
@@ -260,6 +271,9 @@ const colors: Record<string, string> = {
   'ews priority unpaced': '#6a5acd',
   'ews priority reserve 0 unpaced': '#16a085',
   'ews priority standing off': '#7f8c8d',
+  'ews priority wait 0 ms': '#2c3e50',
+  'ews priority wait 5 ms': '#a04000',
+  'ews priority wait 20 ms': '#d4ac0d',
   'HAProxy priority': '#e8710a',
   'ews fifo': '#7cb2e8',
   'HAProxy fifo': '#f5b27a',

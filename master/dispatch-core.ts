@@ -45,7 +45,7 @@ export class DispatchCore<P> {
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
   private readonly firstCls: number;
-  /** qos.highReserve and qos.paceFill: slots the other classes leave free while the first is active, and how fast they fill idle ones (its wakeAtMs: when to pump again though nothing else happens). */
+  /** qos.highReserve, qos.highWaitMs and qos.paceFill: slots the other classes leave free while the first is active, and how fast they fill idle ones (its wakeAtMs: when to pump again though nothing else happens). */
   readonly highReserve: HighReserve;
   /** classes[].standingWaitMs: a request that waited that long in a standing queue is refused rather than served stale. */
   private readonly standing: StandingQueues;
@@ -87,7 +87,7 @@ export class DispatchCore<P> {
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
     this.standing = new StandingQueues(cfg.classes, q.standingMs);
-    this.highReserve = new HighReserve(q.highReserve, q.paceFill, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork);
+    this.highReserve = new HighReserve(q.highReserve, q.paceFill, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork, q.highWaitMs, this.running, this.serviceMs);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -239,7 +239,7 @@ export class DispatchCore<P> {
       ...(this.admission ? { admission: this.admission.state(), reserve: this.reserve.lengths() } : {}),
       ...this.loops.state(),
       inflight: [...this.inflight],
-      ...this.highReserve.metrics(),
+      ...this.highReserve.metrics(this.viewNow),
     };
   }
 
@@ -311,7 +311,7 @@ export class DispatchCore<P> {
       this.table.dispatched(chosen);
       this.running.set(job.id, job);
       this.groups.started(job);
-      this.highReserve.started();
+      this.highReserve.started(job.cls === this.firstCls ? waited : undefined, nowMs);
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
     }
   }

@@ -11,6 +11,15 @@
 // service. HIGH never waits for a token but spends one, so pages fill what HIGH leaves. Under
 // steady overload every start replaces an answer and the pace never binds; after a step it
 // spreads the first starts over one service time, as they will free.
+// And the lend (qos.highWaitMs, HIGH's wait budget): a reserved slot idles until HIGH comes, and
+// when HIGH is most of the traffic that idle slot is a large part of what is left for pages. So
+// the reserve is lent to another class when jobs in service are due to answer (started + their
+// class's mean service time) within the budget, one for each reserved slot the start would take:
+// a HIGH that then arrives waits about the budget at most, for the slot that frees. Predictions
+// miss, so the lend also watches HIGH's recent longest wait for a slot (the longest, decaying by e
+// every ACTIVE_MS): while it is over the budget nothing is lent. HIGH alone over capacity waits
+// long anyway, so then nothing is lent either. A job past its due time by more than the budget is
+// not counted (its class's mean does not fit it), nor one whose class has no mean yet.
 // Pure: the view is read, never changed; the clock is the caller's.
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
 
@@ -20,9 +29,20 @@ const ACTIVE_MS = 1000;
 const FILL_BURST = 1;
 /** Weight of the newest answer in the mean service time the fill pace runs on. */
 const SERVICE_EWMA = 0.1;
+/** Jobs in service the lend looks at, oldest first (a bound on the work per look). */
+const LEND_SCAN_MAX = 64;
+
+/** A job in service, as the lend reads it. */
+export interface InService {
+  readonly dispatchedMs: number;
+  readonly cls: number;
+}
 
 export class HighReserve {
   private lastFirstMs = -Infinity;
+  /** The first class's longest wait for a slot, as of firstWaitAtMs (the lend's gauge). */
+  private firstWaitMs = 0;
+  private firstWaitAtMs = 0;
   /** Mean service time (dispatch to answer) of every class; 0: none seen, the pace is off. */
   private serviceMs = 0;
   private tokens = FILL_BURST;
@@ -41,6 +61,12 @@ export class HighReserve {
     private readonly cap: number,
     private readonly view: BoardLoadView,
     private readonly work: MasterWork,
+    /** qos.highWaitMs (0: the reserve is never lent). */
+    private readonly waitBudgetMs: number,
+    /** The jobs in service, in the order they started (read, never changed). */
+    private readonly inService: ReadonlyMap<number, InService>,
+    /** The mean service time of each class (0: none seen yet; read, never changed). */
+    private readonly classServiceMs: readonly number[],
   ) {}
 
   /** A job of the first class arrived. */
@@ -56,7 +82,7 @@ export class HighReserve {
   allows(nowMs: number): boolean {
     if (!this.active(nowMs)) return true;
     const r = this.state();
-    if (r.free <= r.reserved) return false;
+    if (r.free <= r.reserved && !this.lent(nowMs, r.free, r.reserved - r.free + 1)) return false;
     if (!this.pace || this.serviceMs === 0) return true;
     const t = Math.min(FILL_BURST + r.slots - r.free, this.earn(nowMs, r.slots));
     this.tokens = t;
@@ -65,8 +91,35 @@ export class HighReserve {
     return false;
   }
 
-  /** A job of any class started. */
-  started(): void {
+  /** Whether the reserve is lent: HIGH's recent waits are under the budget and `needed` jobs in service are due within it. It is looked at when the core pumps (an arrival, an answer), never woken for. */
+  private lent(nowMs: number, free: number, needed: number): boolean {
+    const budget = this.waitBudgetMs;
+    if (budget === 0 || free === 0 || this.recentWaitMs(nowMs) >= budget) return false;
+    let due = 0;
+    let looked = 0;
+    for (const j of this.inService.values()) {
+      if (++looked > LEND_SCAN_MAX) break;
+      const mean = this.classServiceMs[j.cls]!;
+      if (mean === 0) continue;
+      const at = j.dispatchedMs + mean;
+      if (at < nowMs - budget) continue;
+      if (at > nowMs + budget) break;
+      if (++due >= needed) return true;
+    }
+    return false;
+  }
+
+  /** The first class's longest recent wait for a slot: the longest, decayed since. */
+  recentWaitMs(nowMs: number): number {
+    return this.firstWaitMs === 0 ? 0 : this.firstWaitMs * Math.exp(-(nowMs - this.firstWaitAtMs) / ACTIVE_MS);
+  }
+
+  /** A job of any class started (`firstWaitedMs`: how long it waited, when of the first class). */
+  started(firstWaitedMs: number | undefined, nowMs: number): void {
+    if (firstWaitedMs !== undefined) {
+      this.firstWaitMs = Math.max(firstWaitedMs, this.recentWaitMs(nowMs));
+      this.firstWaitAtMs = nowMs;
+    }
     this.tokens = Math.max(this.tokens - 1, -this.slots);
   }
 
@@ -102,9 +155,9 @@ export class HighReserve {
   }
 
   /** For /metrics: the free slots and how many of them are kept for the first class (none when the reserve is off). */
-  metrics(): { freeSlots?: number; reservedSlots?: number } {
+  metrics(nowMs: number): { freeSlots?: number; reservedSlots?: number; highWaitMs?: number } {
     if (this.share === 0) return {};
     const r = this.state();
-    return { freeSlots: r.free, reservedSlots: r.reserved };
+    return { freeSlots: r.free, reservedSlots: r.reserved, highWaitMs: Math.round(this.recentWaitMs(nowMs)) };
   }
 }

@@ -122,9 +122,11 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
 
 /** The share of each board's slots kept for the first class (see docs/qos.md for the measurement behind it). */
 export const HIGH_RESERVE_DEFAULT = 0.0625;
+/** HIGH's wait budget: the reserve is lent while HIGH's recent longest wait is under it (docs/qos.md). */
+export const HIGH_WAIT_DEFAULT_MS = 10;
 
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {
-  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve', 'paceFill', 'standingMs'], false) ?? {};
+  const q = r.obj(raw, 'qos', '', ['scheduler', 'periodMs', 'historyK', 'dwfsBeta', 'admission', 'adaptation', 'quota', 'highReserve', 'highWaitMs', 'paceFill', 'standingMs'], false) ?? {};
   const scheduler = r.str(q, 'scheduler', 'qos', 'priority');
   if (!['priority', 'fifo', 'dwfs', 'weakly-hard', 'fpd'].includes(scheduler)) r.bad('qos.scheduler', 'must be "priority", "fifo", "dwfs", "weakly-hard" or "fpd"');
   const ad = r.obj(q, 'admission', 'qos', ['targetQueue', 'q0', 'q1', 'alpha', 'refuseAfterPeriods', 'reserveMax', 'probeGrowth'], false);
@@ -163,6 +165,7 @@ export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): Q
     adaptation,
     quota,
     highReserve: num(r, q, 'highReserve', 'qos', HIGH_RESERVE_DEFAULT, 0, 0.9),
+    highWaitMs: r.int(q, 'highWaitMs', 'qos', HIGH_WAIT_DEFAULT_MS, 0, 60_000),
     paceFill: q.paceFill !== false,
     standingMs: r.int(q, 'standingMs', 'qos', 500, 10, 60_000),
   };

@@ -256,7 +256,8 @@ test("a run group (a CGI program's concurrencyMax): at most groupMax per board; 
 });
 
 test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves that share of the cluster's slots free; a HIGH arrival finds one at once", () => {
-  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25 });
+  // Never lent (qos.highWaitMs 0): the reserve alone; the lend has its own test.
+  const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25, highWaitMs: 0 });
   // No HIGH yet: LOW may fill every slot.
   const low: string[] = [];
   for (let i = 0; i < 13; i++) low.push(...dispatches(core.submit(`l${i}`, info({ cls: 1 }), 0).effects));
@@ -267,7 +268,7 @@ test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves t
   assert.equal(h0.job.state, 'queued');
   assert.deepEqual(reserve(core), [0, 3], '3 of the 12 slots (0.25) kept for HIGH, none free');
   core.check();
-  const fresh = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25 });
+  const fresh = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25, highWaitMs: 0 });
   fresh.core.submit('h', info({ cls: 0 }), 0); // HIGH active
   const lows = Array.from({ length: 12 }, (_, i) => fresh.core.submit(`l${i}`, info({ cls: 1 }), 1));
   assert.equal(lows.filter((l) => l.job.state === 'running').length, 8, '12 slots, one taken by HIGH, 3 kept free: LOW takes 8');
@@ -294,7 +295,7 @@ test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves t
 
 test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than slots empty (slots over the mean service time); a freed slot is refilled at once; unpaced, they take every slot', () => {
   const flood = (paceFill: boolean, highReserve?: number) => {
-    const { core } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { paceFill, ...(highReserve === undefined ? {} : { highReserve }) });
+    const { core } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { paceFill, highWaitMs: 0, ...(highReserve === undefined ? {} : { highReserve }) });
     // One answer teaches the core the service time, 120 ms (no HIGH yet: nothing is paced).
     const first = core.submit('first', info({ cls: 1 }), 0).job;
     core.finished(first, 0, 120);
@@ -320,6 +321,44 @@ test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than s
   assert.equal(on.started(), 10, "by one service time after the flood, every slot but HIGH's and the reserve is taken");
   assert.deepEqual(dispatches(on.core.pump(400)), [], 'all full: nothing more, paced or not');
   on.core.check();
+});
+
+test("qos.highWaitMs: the reserve is lent to a page when a job in service is due to answer within HIGH's wait budget, and not while HIGH's recent longest wait (decaying by e per second) is over it", () => {
+  // 3 boards × 2 slots, 1 kept for HIGH; each class learns a 100 ms service time first.
+  const { core, table } = setup({}, 3, 'share', { highWaitMs: 10, paceFill: false });
+  for (const cls of [0, 1]) core.finished(core.submit(`learn${cls}`, info({ cls }), 0).job, 0, 100);
+  const alive = (t: number) => {
+    for (const b of [1, 2]) table.heardFrom(b, t); // Tthreshold 500
+  };
+  const names = (e: Effect<string>[]) => dispatches(e).map((d) => d.split('@')[0]);
+  alive(1000);
+  core.submit('h', info({ cls: 0 }), 1000); // HIGH active, served at once: due at 1100
+  const p = Array.from({ length: 5 }, (_, i) => core.submit(`p${i}`, info({ cls: 1 }), 1000).job);
+  assert.deepEqual(
+    p.map((j) => j.state),
+    ['running', 'running', 'running', 'running', 'queued'],
+    '6 slots: HIGH 1, pages 4, 1 kept: the next answer is due at 1100, 100 ms away',
+  );
+  assert.deepEqual(names(core.pump(1089)), [], 'due in 11 ms: held');
+  assert.deepEqual(names(core.pump(1091)), ['p4'], 'due within 10 ms: lent');
+  const h2 = core.submit('h2', info({ cls: 0 }), 1095).job;
+  assert.equal(h2.state, 'queued', 'every slot taken: the HIGH that arrives waits');
+  core.submit('more', info({ cls: 1 }), 1096);
+  assert.deepEqual(names(core.finished(p[0]!, 0, 1100)), ['h2'], 'for the slot the due page frees, 5 ms');
+  // A HIGH waits 19 ms, over the budget: nothing is lent until that wait has decayed under it (ln 1.9 s).
+  core.submit('h3', info({ cls: 0 }), 1101);
+  assert.deepEqual(names(core.finished(p[1]!, 0, 1120)), ['h3']);
+  assert.equal(core.qosState().highWaitMs, 19);
+  alive(1185);
+  assert.deepEqual(names(core.finished(p[2]!, 0, 1185)), [], 'p4 is due at 1191, but HIGH waited 19 ms (17.8 now): held');
+  alive(1660);
+  assert.deepEqual(names(core.submit('h4', info({ cls: 0 }), 1660).effects), ['h4'], 'HIGH takes the reserve at once; due at 1760');
+  alive(1765);
+  assert.deepEqual(names(core.finished(p[3]!, 0, 1765)), ['more'], '19 ms decayed to 9.97 by 1765, and h4 is due: lent');
+  // A job overdue by more than the budget is not trusted to answer soon.
+  core.submit('late', info({ cls: 1 }), 1766);
+  assert.deepEqual(names(core.finished(h2, 0, 1790)), [], 'the jobs left are due 1100–1760 (overdue by 30 ms and more) or at 1865: held');
+  core.check();
 });
 
 test('classes[].standingWaitMs: in a queue that has stood for qos.standingMs, a request that waited past it is refused OVERLOADED; a burst that empties is served', () => {
