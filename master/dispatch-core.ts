@@ -18,6 +18,7 @@ import { ReserveQueue } from './qos/reserve-queue.ts';
 import { RunGroups } from './run-groups.ts';
 import type { Outcome, Scheduler } from './scheduler.ts';
 import { schedulerFor } from './scheduler-factory.ts';
+import { ServiceTimes } from './service-time.ts';
 import { StandingQueues } from './standing-queue.ts';
 import { unreachable } from './unreachable.ts';
 
@@ -25,8 +26,6 @@ export { type Effect, type Job, type JobInfo, type JobState, OUTCOMES, type Outc
 
 /** Queue entries a scheduler looks at per class before giving up on that class. */
 const SCAN_MAX = 16;
-/** Weight of the newest sample in the per-class service-time average. */
-const SERVICE_EWMA = 0.2;
 
 /** How often the master sweeps its queue for expired jobs and timed-out dispatches: a quarter of the shortest deadline, within 10-250 ms. */
 export function dispatchTickMs(cfg: Config): number {
@@ -41,7 +40,7 @@ export class DispatchCore<P> {
   private readonly loops: DispatchLoops;
   readonly inflight: number[];
   /** Recent service time per class (dispatch to answer): predicts whether a queued job can still make its deadline. */
-  readonly serviceMs: number[];
+  readonly service: ServiceTimes;
   /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
   private readonly running = new Map<number, Job<P>>();
   private readonly firstCls: number;
@@ -81,13 +80,13 @@ export class DispatchCore<P> {
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
     this.reserve = new ReserveQueue(cfg.classes.length, q.admission?.reserveMax ?? 0);
     this.inflight = cfg.classes.map(() => 0);
-    this.serviceMs = cfg.classes.map(() => 0);
+    this.service = new ServiceTimes(cfg.classes.length);
     this.counts = Object.fromEntries(OUTCOMES.map((o) => [o, cfg.classes.map(() => 0)])) as Record<OutcomeName, number[]>;
     this.all = cfg.boards.map((b) => b.index);
     this.groups = new RunGroups(cfg.boards.length);
     this.firstCls = classAtRank(cfg.classes, 'first');
     this.standing = new StandingQueues(cfg.classes, q.standingMs);
-    this.highReserve = new HighReserve(q.highReserve, q.paceFill, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork, q.highWaitMs, this.running, this.serviceMs);
+    this.highReserve = new HighReserve(q.highReserve, q.paceFill, cfg.limits.inFlightPerBoardMax, this.view, this.masterWork, q.highWaitMs, this.running, this.service.meanMs);
     if (q.admission) this.admission = new AdmissionController(cfg.classes.length, { ...q.admission, targetQueue: cfg.classes.map(() => q.admission!.targetQueue) }, rand);
     this.loops = new DispatchLoops(cfg);
   }
@@ -131,8 +130,7 @@ export class DispatchCore<P> {
     this.release(job);
     const responseMs = nowMs - job.enqueuedMs;
     const served = nowMs - job.dispatchedMs;
-    const s = this.serviceMs[job.cls]!;
-    this.serviceMs[job.cls] = s === 0 ? served : (1 - SERVICE_EWMA) * s + SERVICE_EWMA * served;
+    this.service.observe(job.cls, served);
     this.highReserve.served(served);
     this.loops.answered(answerBytes);
     this.counts.served[job.cls]!++;
@@ -210,7 +208,7 @@ export class DispatchCore<P> {
       }
     }
     const newest = cfg.classes.map((_, i) => this.scheduler.newest(i));
-    this.loops.period({ newestWaitMs: newest.map((at) => (at === undefined ? undefined : nowMs - at)), queued: cfg.classes.map((_, i) => this.scheduler.size(i)), serviceMs: this.serviceMs });
+    this.loops.period({ newestWaitMs: newest.map((at) => (at === undefined ? undefined : nowMs - at)), queued: cfg.classes.map((_, i) => this.scheduler.size(i)), serviceMs: this.service.meanMs });
     this.scheduler.tick(nowMs);
     return this.pumpInto(out, nowMs);
   }
@@ -288,8 +286,8 @@ export class DispatchCore<P> {
         this.refuse(out, job, 'shed', 'OVERLOADED', stale, 1, nowMs);
         continue;
       }
-      // It would finish after its class deadline (waited + recent service time): answer now, not spend a board on an answer its client will not wait for.
-      if (waited + this.serviceMs[job.cls]! > this.cfg.classes[job.cls]!.deadlineMs) {
+      // It would likely finish after its class deadline (waited + recent service time and its spread): answer now, not spend a board on an answer its client will not wait for.
+      if (waited + this.service.likelyMs(job.cls) > this.cfg.classes[job.cls]!.deadlineMs) {
         this.refuse(out, job, 'expired', 'QUEUE_TIMEOUT', 'it could not be served within its deadline', 1, nowMs);
         continue;
       }

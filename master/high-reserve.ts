@@ -11,15 +11,15 @@
 // service. HIGH never waits for a token but spends one, so pages fill what HIGH leaves. Under
 // steady overload every start replaces an answer and the pace never binds; after a step it
 // spreads the first starts over one service time, as they will free.
-// And the lend (qos.highWaitMs, HIGH's wait budget): a reserved slot idles until HIGH comes, and
-// when HIGH is most of the traffic that idle slot is a large part of what is left for pages. So
-// the reserve is lent to another class when jobs in service are due to answer (started + their
+// And the wait budget (qos.highWaitMs): a reserved slot idles until HIGH comes, and when HIGH is
+// most of the traffic that idle slot is a large part of what is left for pages. So the reserve is
+// waived for a start of another class when jobs in service are due to answer (started + their
 // class's mean service time) within the budget, one for each reserved slot the start would take:
 // a HIGH that then arrives waits about the budget at most, for the slot that frees. Predictions
-// miss, so the lend also watches HIGH's recent longest wait for a slot (the longest, decaying by e
-// every ACTIVE_MS): while it is over the budget nothing is lent. HIGH alone over capacity waits
-// long anyway, so then nothing is lent either. A job past its due time by more than the budget is
-// not counted (its class's mean does not fit it), nor one whose class has no mean yet.
+// miss, so the waiver also watches HIGH's recent longest wait for a slot (the longest, decaying by
+// e every ACTIVE_MS): while it is over the budget nothing is waived. HIGH alone over capacity
+// waits long anyway, so then nothing is waived either. A job past its due time by more than the
+// budget is not counted (its class's mean does not fit it), nor one whose class has no mean yet.
 // Pure: the view is read, never changed; the clock is the caller's.
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
 
@@ -29,10 +29,10 @@ const ACTIVE_MS = 1000;
 const FILL_BURST = 1;
 /** Weight of the newest answer in the mean service time the fill pace runs on. */
 const SERVICE_EWMA = 0.1;
-/** Jobs in service the lend looks at, oldest first (a bound on the work per look). */
-const LEND_SCAN_MAX = 64;
+/** Jobs in service the waiver looks at, oldest first (a bound on the work per look). */
+const WAIVER_SCAN_MAX = 64;
 
-/** A job in service, as the lend reads it. */
+/** A job in service, as the waiver reads it. */
 export interface InService {
   readonly dispatchedMs: number;
   readonly cls: number;
@@ -40,7 +40,7 @@ export interface InService {
 
 export class HighReserve {
   private lastFirstMs = -Infinity;
-  /** The first class's longest wait for a slot, as of firstWaitAtMs (the lend's gauge). */
+  /** The first class's longest wait for a slot, as of firstWaitAtMs (the waiver's gauge). */
   private firstWaitMs = 0;
   private firstWaitAtMs = 0;
   /** Mean service time (dispatch to answer) of every class; 0: none seen, the pace is off. */
@@ -61,7 +61,7 @@ export class HighReserve {
     private readonly cap: number,
     private readonly view: BoardLoadView,
     private readonly work: MasterWork,
-    /** qos.highWaitMs (0: the reserve is never lent). */
+    /** qos.highWaitMs (0: the reserve is never waived). */
     private readonly waitBudgetMs: number,
     /** The jobs in service, in the order they started (read, never changed). */
     private readonly inService: ReadonlyMap<number, InService>,
@@ -82,7 +82,7 @@ export class HighReserve {
   allows(nowMs: number): boolean {
     if (!this.active(nowMs)) return true;
     const r = this.state();
-    if (r.free <= r.reserved && !this.lent(nowMs, r.free, r.reserved - r.free + 1)) return false;
+    if (r.free <= r.reserved && !this.waived(nowMs, r.free, r.reserved - r.free + 1)) return false;
     if (!this.pace || this.serviceMs === 0) return true;
     const t = Math.min(FILL_BURST + r.slots - r.free, this.earn(nowMs, r.slots));
     this.tokens = t;
@@ -91,14 +91,14 @@ export class HighReserve {
     return false;
   }
 
-  /** Whether the reserve is lent: HIGH's recent waits are under the budget and `needed` jobs in service are due within it. It is looked at when the core pumps (an arrival, an answer), never woken for. */
-  private lent(nowMs: number, free: number, needed: number): boolean {
+  /** Whether the reserve is waived for this start: HIGH's recent waits are under the budget and `needed` jobs in service are due within it. It is looked at when the core pumps (an arrival, an answer), never woken for. */
+  private waived(nowMs: number, free: number, needed: number): boolean {
     const budget = this.waitBudgetMs;
     if (budget === 0 || free === 0 || this.recentWaitMs(nowMs) >= budget) return false;
     let due = 0;
     let looked = 0;
     for (const j of this.inService.values()) {
-      if (++looked > LEND_SCAN_MAX) break;
+      if (++looked > WAIVER_SCAN_MAX) break;
       const mean = this.classServiceMs[j.cls]!;
       if (mean === 0) continue;
       const at = j.dispatchedMs + mean;

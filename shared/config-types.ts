@@ -125,7 +125,7 @@ export interface QosConfig {
   readonly quota: QuotaConfig | undefined;
   /** The share of the cluster's slots the other classes leave free while the first class is active (a trunk reservation). */
   readonly highReserve: number;
-  /** The reserve is lent to the other classes while the first class's recent longest wait for a slot is under this (0: never). */
+  /** HIGH's wait budget: the reserve is waived for another class when a job in service is due to answer within this, while the first class's recent longest wait for a slot is under it (0: never). */
   readonly highWaitMs: number;
   /** Others start no faster than the slots empty while HIGH is active (docs/qos.md). */
   readonly paceFill: boolean;

@@ -122,7 +122,7 @@ export function readClasses(r: Reader, raw: Raw, limits: LimitsConfig): ClassCon
 
 /** The share of each board's slots kept for the first class (see docs/qos.md for the measurement behind it). */
 export const HIGH_RESERVE_DEFAULT = 0.0625;
-/** HIGH's wait budget: the reserve is lent while HIGH's recent longest wait is under it (docs/qos.md). */
+/** HIGH's wait budget: the reserve is waived while HIGH's recent longest wait is under it (docs/qos.md). */
 export const HIGH_WAIT_DEFAULT_MS = 10;
 
 export function readQos(r: Reader, raw: Raw, classes: readonly ClassConfig[]): QosConfig {

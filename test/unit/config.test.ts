@@ -333,7 +333,7 @@ test('classes[].standingWaitMs: half the deadline for the first class by priorit
   assert.ok(problems({ ...valid(), qos: { standingMs: 5 } }).some((p) => p.startsWith('qos.standingMs')));
   assert.equal(parseConfig(valid()).qos.paceFill, true, 'the fill pace is on by default');
   assert.equal(parseConfig(valid()).qos.highWaitMs, 10, "HIGH's wait budget, 10 ms by default");
-  assert.equal(parseConfig({ ...valid(), qos: { highWaitMs: 0 } }).qos.highWaitMs, 0, '0: the reserve is never lent');
+  assert.equal(parseConfig({ ...valid(), qos: { highWaitMs: 0 } }).qos.highWaitMs, 0, '0: the reserve is never waived');
   assert.ok(problems({ ...valid(), qos: { highWaitMs: 60_001 } }).some((p) => p.startsWith('qos.highWaitMs')));
   assert.equal(parseConfig({ ...valid(), qos: { paceFill: false } }).qos.paceFill, false);
   assert.ok(problems({ ...valid(), qos: { paceFill: 'no' } }).includes('qos.paceFill: must be true or false'));

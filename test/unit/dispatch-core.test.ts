@@ -50,7 +50,7 @@ test('least-connected board in ring order; at capacity a job waits, and a comple
   assert.equal(first.state, 'queued');
   // r1 on board 1 answers: the oldest waiting job takes its slot.
   assert.deepEqual(dispatches(core.finished(jobs[1]!, 10, 20)), ['r6@1']);
-  assert.equal(core.serviceMs[0], 20);
+  assert.equal(core.service.meanMs[0], 20);
   core.check();
 });
 
@@ -255,8 +255,22 @@ test("a run group (a CGI program's concurrencyMax): at most groupMax per board; 
   core.check();
 });
 
+test("a queued job starts only if it is likely to finish within its class deadline: waited + the class's mean service time + twice its mean deviation", () => {
+  const { core } = setup({ inFlightPerBoardMax: 1 }, 1, 'share', { highReserve: 0 });
+  // Pages answered in 100 and 140 ms: mean 108, mean deviation 10, likely 128.
+  core.finished(core.submit('p1', info({ cls: 1 }), 0).job, 0, 100);
+  core.finished(core.submit('p2', info({ cls: 1 }), 100).job, 0, 240);
+  assert.deepEqual([core.service.meanMs[1], core.service.devMs[1], core.service.likelyMs(1)], [108, 10, 128]);
+  const h = core.submit('h', info({ cls: 0 }), 240).job; // holds the only slot until 1130
+  core.submit('q', info({ cls: 1 }), 250);
+  core.submit('q2', info({ cls: 1 }), 280);
+  const next = core.finished(h, 0, 1130).map((e) => (e.kind === 'refuse' ? `${e.job.payload}:${e.code}` : `${e.job.payload}@${e.board}`));
+  assert.deepEqual(next, ['q:QUEUE_TIMEOUT', 'q2@0'], 'q waited 880 ms: 880 + 108 fits 1000 but 880 + 128 does not; q2 waited 850: 978, started');
+  core.check();
+});
+
 test("qos.highReserve is a trunk reservation: while HIGH is active, LOW leaves that share of the cluster's slots free; a HIGH arrival finds one at once", () => {
-  // Never lent (qos.highWaitMs 0): the reserve alone; the lend has its own test.
+  // Never waived (qos.highWaitMs 0): the reserve alone; the waiver has its own test.
   const { core, table } = setup({ inFlightPerBoardMax: 4 }, 3, 'share', { highReserve: 0.25, highWaitMs: 0 });
   // No HIGH yet: LOW may fill every slot.
   const low: string[] = [];
@@ -323,9 +337,11 @@ test('qos.paceFill: while HIGH is active, pages fill idle slots no faster than s
   on.core.check();
 });
 
-test("qos.highWaitMs: the reserve is lent to a page when a job in service is due to answer within HIGH's wait budget, and not while HIGH's recent longest wait (decaying by e per second) is over it", () => {
-  // 3 boards × 2 slots, 1 kept for HIGH; each class learns a 100 ms service time first.
-  const { core, table } = setup({}, 3, 'share', { highWaitMs: 10, paceFill: false });
+test("qos.highWaitMs: the reserve is waived for a page when a job in service is due to answer within HIGH's wait budget, and not while HIGH's recent longest wait (decaying by e per second) is over it", () => {
+  // 3 boards × 2 slots, 1 kept for HIGH; each class learns a 100 ms service time first. Deadlines far off: no job here expires.
+  const base = setup({}, 3, 'share', { highWaitMs: 10, paceFill: false });
+  const table = base.table;
+  const core = new DispatchCore<string>({ ...base.cfg, classes: base.cfg.classes.map((k) => ({ ...k, deadlineMs: 60_000 })) }, 0, table, () => 0.5);
   for (const cls of [0, 1]) core.finished(core.submit(`learn${cls}`, info({ cls }), 0).job, 0, 100);
   const alive = (t: number) => {
     for (const b of [1, 2]) table.heardFrom(b, t); // Tthreshold 500
@@ -340,12 +356,12 @@ test("qos.highWaitMs: the reserve is lent to a page when a job in service is due
     '6 slots: HIGH 1, pages 4, 1 kept: the next answer is due at 1100, 100 ms away',
   );
   assert.deepEqual(names(core.pump(1089)), [], 'due in 11 ms: held');
-  assert.deepEqual(names(core.pump(1091)), ['p4'], 'due within 10 ms: lent');
+  assert.deepEqual(names(core.pump(1091)), ['p4'], 'due within 10 ms: waived');
   const h2 = core.submit('h2', info({ cls: 0 }), 1095).job;
   assert.equal(h2.state, 'queued', 'every slot taken: the HIGH that arrives waits');
   core.submit('more', info({ cls: 1 }), 1096);
   assert.deepEqual(names(core.finished(p[0]!, 0, 1100)), ['h2'], 'for the slot the due page frees, 5 ms');
-  // A HIGH waits 19 ms, over the budget: nothing is lent until that wait has decayed under it (ln 1.9 s).
+  // A HIGH waits 19 ms, over the budget: nothing is waived until that wait has decayed under it (ln 1.9 s).
   core.submit('h3', info({ cls: 0 }), 1101);
   assert.deepEqual(names(core.finished(p[1]!, 0, 1120)), ['h3']);
   assert.equal(core.qosState().highWaitMs, 19);
@@ -354,10 +370,10 @@ test("qos.highWaitMs: the reserve is lent to a page when a job in service is due
   alive(1660);
   assert.deepEqual(names(core.submit('h4', info({ cls: 0 }), 1660).effects), ['h4'], 'HIGH takes the reserve at once; due at 1760');
   alive(1765);
-  assert.deepEqual(names(core.finished(p[3]!, 0, 1765)), ['more'], '19 ms decayed to 9.97 by 1765, and h4 is due: lent');
+  assert.deepEqual(names(core.finished(p[3]!, 0, 1765)), ['more'], '19 ms decayed to 9.97 by 1765, and h4 is due: waived');
   // A job overdue by more than the budget is not trusted to answer soon.
   core.submit('late', info({ cls: 1 }), 1766);
-  assert.deepEqual(names(core.finished(h2, 0, 1790)), [], 'the jobs left are due 1100–1760 (overdue by 30 ms and more) or at 1865: held');
+  assert.deepEqual(names(core.finished(h2, 0, 1790)), [], 'every job left is overdue by more than 10 ms (h4 by 30) or due more than 10 ms from now: held');
   core.check();
 });
 
