@@ -154,10 +154,10 @@ export class HighReserve {
     return { slots, free, reserved };
   }
 
-  /** For /metrics: the free slots and how many of them are kept for the first class (none when the reserve is off). */
-  metrics(nowMs: number): { freeSlots?: number; reservedSlots?: number; highWaitMs?: number } {
+  /** For /metrics: the free slots, how many of them are kept for the first class, and its recent longest wait (s, to the ms; none when the reserve is off). */
+  metrics(nowMs: number): { freeSlots?: number; reservedSlots?: number; highWaitS?: number } {
     if (this.share === 0) return {};
     const r = this.state();
-    return { freeSlots: r.free, reservedSlots: r.reserved, highWaitMs: Math.round(this.recentWaitMs(nowMs)) };
+    return { freeSlots: r.free, reservedSlots: r.reserved, highWaitS: Math.round(this.recentWaitMs(nowMs)) / 1000 };
   }
 }

@@ -25,7 +25,7 @@ const QUANTITIES: Record<string, [name: string, help: string, counter?: true]> =
   inflight: ['ews_inflight_requests', 'Requests running on boards, per class'],
   freeSlots: ['ews_free_slots', "Slots free on the boards that serve (qos.highReserve's count)"],
   reservedSlots: ['ews_high_reserve_slots', 'Free slots the classes after the first leave to it while it is active (qos.highReserve)'],
-  highWaitMs: ['ews_high_wait_milliseconds', "The first class's longest recent wait for a slot, decaying by e each second (the reserve is waived only while it is under qos.highWaitMs)"],
+  highWaitS: ['ews_high_wait_seconds', "The first class's longest recent wait for a slot, decaying by e each second (the reserve is waived only while it is under qos.highWaitMs)"],
 };
 
 export function registerQosMetrics(metrics: Registry, state: () => Record<string, unknown>, classes: readonly string[]): void {

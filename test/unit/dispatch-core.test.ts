@@ -364,7 +364,7 @@ test("qos.highWaitMs: the reserve is waived for a page when a job in service is 
   // A HIGH waits 19 ms, over the budget: nothing is waived until that wait has decayed under it (ln 1.9 s).
   core.submit('h3', info({ cls: 0 }), 1101);
   assert.deepEqual(names(core.finished(p[1]!, 0, 1120)), ['h3']);
-  assert.equal(core.qosState().highWaitMs, 19);
+  assert.equal(core.qosState().highWaitS, 0.019, 'on /metrics as ews_high_wait_seconds');
   alive(1185);
   assert.deepEqual(names(core.finished(p[2]!, 0, 1185)), [], 'p4 is due at 1191, but HIGH waited 19 ms (17.8 now): held');
   alive(1660);
