@@ -177,11 +177,11 @@ const summarise = (r: ClassResult | undefined, elapsedS: number): Summary => ({
 });
 
 const rows: Row[] = [];
-// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, waived for a page when a job in service is
-// due to answer within qos.highWaitMs and HIGH's recent longest wait is under it; qos.paceFill fills idle slots no faster than they empty; HIGH's standing queue cut at half its deadline),
-// then each of those changed alone: no fill pace; no standing-queue cut; the reserve never waived (wait 0), or waived on half or twice the
-// budget; no reserve (the pace alone); neither reserve nor pace (ews before both: the LOW baseline); 2 of 12 reserved. What each buys HIGH
-// and costs LOW.
+// ews at its defaults (qos.highReserve keeps 1 of the 12 slots free for HIGH while HIGH is active, waived for a page when a job in
+// service is due to answer within qos.highWaitMs and HIGH's recent longest wait is under it; qos.paceFill fills idle slots no faster
+// than they empty; HIGH's standing queue cut at half its deadline), then each of those changed alone: no fill pace; no standing-queue
+// cut; the reserve never waived (wait 0), or waived on half or twice the budget; no reserve (the pace alone); neither reserve nor pace
+// (ews before both: the LOW baseline); 2 of 12 reserved. What each buys HIGH and costs LOW.
 const makers: Array<[string, () => Promise<System>]> = [
   ['ews priority', () => ews('priority')],
   ['ews priority unpaced', () => ews('priority', { paceFill: false })],

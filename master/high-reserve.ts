@@ -110,7 +110,7 @@ export class HighReserve {
   }
 
   /** The first class's longest recent wait for a slot: the longest, decayed since. */
-  recentWaitMs(nowMs: number): number {
+  private recentWaitMs(nowMs: number): number {
     return this.firstWaitMs === 0 ? 0 : this.firstWaitMs * Math.exp(-(nowMs - this.firstWaitAtMs) / ACTIVE_MS);
   }
 
