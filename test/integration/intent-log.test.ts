@@ -3,7 +3,7 @@
 // same Idempotency-Key is answered 409 IDEMPOTENCY_UNKNOWN and the device never sees it again.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -13,9 +13,10 @@ import { converged, makeCluster, outcome, retryUntil, type TestCluster, waitFor 
 describe('exactly once across a crash of the executing board', () => {
   let c: TestCluster;
   let devices: Awaited<ReturnType<typeof ptyDevices>>;
+  let stateDir: string;
   before(async () => {
     devices = await ptyDevices();
-    const stateDir = mkdtempSync(join(tmpdir(), 'ews-state-'));
+    stateDir = mkdtempSync(join(tmpdir(), 'ews-state-'));
     c = await makeCluster(3, (cfg) => {
       cfg.stateDir = stateDir;
       // The valve (on b3) answers slowly here: the board waits for it long enough to be killed meanwhile.
@@ -26,6 +27,7 @@ describe('exactly once across a crash of the executing board', () => {
   after(async () => {
     await c.stop();
     await devices.close();
+    rmSync(stateDir, { recursive: true, force: true });
   });
 
   test('SIGKILL between the device and the answer: the retry is IDEMPOTENCY_UNKNOWN, never a second run', async () => {
