@@ -62,7 +62,7 @@ const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares
 const clusterAt = async (url: string) => (await (await fetch(`${url}/api/cluster`)).json()) as { term: number; master: string | null; boards: Array<{ id: string; url: string; runstate: number }> };
 
 /** An ews cluster; `shares` undefined = unconstrained. Board 1 is the master and the entry. */
-async function ews(n: number, shares: readonly number[] | undefined, timings: 'bench' | 'default' = 'bench'): Promise<Target> {
+async function ews(n: number, shares: readonly number[] | undefined, timings: 'bench' | 'default' = 'bench', cluster: Record<string, unknown> = {}): Promise<Target> {
   const ports = await freePorts(2 * n);
   const cfg = {
     cluster: {
@@ -71,6 +71,7 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
       broadcast: 'peers',
       ...(timings === 'bench' ? { heartbeatMs: 100, tmaxMs: 1000, tthresholdMs: 1000, staggerMs: 200 } : {}),
       masterWork: process.env.BENCH_MASTER_WORK ?? 'spill',
+      ...cluster,
     },
     boards: Array.from({ length: n }, (_, i) => ({ id: `b${i + 1}`, address: '127.0.0.1', httpPort: ports[2 * i]!, udpPort: ports[2 * i + 1]! })),
     limits: { inFlightPerBoardMax: C, connectionsMax: 4096, queueMax: 4096 },
@@ -350,14 +351,16 @@ gap, not in the judgement).
  * BENCH_ONLY=takeover-speed: how fast a new master forwards. 4 boards at 20 %, the I/O CGI through
  * b1 until throughput settles; then b1 is killed (SIGKILL), and as soon as a new master is named
  * the load goes to it: req/s in its first TAKEOVER_FIRST_S, then after it has settled, beside one
- * board at 20 % (settled) in the same run. Each round twice: the new master a node until then,
- * and one that had been the master under the same load (the most warming could give). RUNS
+ * board at 20 % (settled) in the same run. Each round three times: the new master a node until
+ * then (it rehearsed the master's path, the default), a node that did not (cluster.rehearseRequests
+ * 0), and one that had been the master under the same load (the most warming could give). RUNS
  * rounds; the median of each figure.
  */
 async function takeoverSpeed(): Promise<void> {
   const FIRST_S = Number(process.env.TAKEOVER_FIRST_S ?? 8);
   const path = WORKLOADS.io;
-  type Run = { run: number; before: 'node' | 'master'; takeoverMs: number; newMaster: string; firstRps: number; settledRps: number; oneRps: number };
+  const KINDS = ['node', 'node, no rehearsal', 'master'] as const;
+  type Run = { run: number; before: (typeof KINDS)[number]; takeoverMs: number; newMaster: string; firstRps: number; settledRps: number; oneRps: number };
   const runs: Run[] = [];
   const handover = async (from: string, to: string) => {
     const r = await fetch(`${from}/api/cluster/handover?to=${to}`, { method: 'POST' });
@@ -373,11 +376,13 @@ async function takeoverSpeed(): Promise<void> {
     } finally {
       await one.stop();
     }
-    // 'node': the board that takes over never forwarded a request. 'master': it was the master
-    // under the same load until b1 took the cluster back (two planned handovers) and settled: how
-    // fast a board forwards whose code the master's path has already warmed, the most any warming could give.
-    for (const before of ['node', 'master'] as const) {
-      const t = await ews(4, [0.2, 0.2, 0.2, 0.2]);
+    // 'node': the board that takes over never forwarded a client's request; it rehearsed the
+    // master's path 3 s after it started (node/http/rehearsal.ts), and 'node, no rehearsal' did
+    // not. 'master': it was the master under the same load until b1 took the cluster back (two
+    // planned handovers) and settled: how fast a board forwards whose code the master's path has
+    // already warmed, the most any warming could give.
+    for (const before of KINDS) {
+      const t = await ews(4, [0.2, 0.2, 0.2, 0.2], 'bench', before === 'node, no rehearsal' ? { rehearseRequests: 0 } : {});
       try {
         const urls = (await clusterAt(t.url)).boards.map((b) => b.url);
         if (before === 'master') {
@@ -417,10 +422,10 @@ async function takeoverSpeed(): Promise<void> {
   const med = (before: Run['before'], k: 'firstRps' | 'settledRps' | 'oneRps') => spread(runs.filter((x) => x.before === before).map((x) => x[k])).median;
   const medians = (before: Run['before']) => ({ first: med(before, 'firstRps'), settled: med(before, 'settledRps'), one: med(before, 'oneRps') });
   const data = {
-    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Two kinds of run, one after the other in each round: the new master was a node until then (before: node), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
+    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path 3 s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
     at: new Date().toISOString(),
     runs,
-    medians: { node: medians('node'), master: medians('master') },
+    medians: Object.fromEntries(KINDS.map((k) => [k, medians(k)])),
   };
   const line = (before: Run['before']) => {
     const m = medians(before);
@@ -435,8 +440,7 @@ Generated by \`BENCH_ONLY=takeover-speed npm run bench:boards\`: ${data.what}.
 ${runs.map((x) => `| ${x.run} | ${x.before} | ${x.takeoverMs} ms | ${x.newMaster} | ${x.firstRps} req/s | ${x.settledRps} req/s | ${x.oneRps} req/s |`).join('\n')}
 
 Medians (3 boards remain after the kill):
-${line('node')}
-${line('master')}
+${KINDS.map(line).join('\n')}
 `;
   writeResults('takeover-speed', data, md);
   process.stdout.write(md);

@@ -29,6 +29,7 @@ import { EventsHub } from './http/events-hub.ts';
 import { FrontServer } from './http/front-server.ts';
 import { Intake, type IntakeDeps } from './http/intake.ts';
 import { MasterRelay } from './http/master-relay.ts';
+import { Rehearsal } from './http/rehearsal.ts';
 import { Router } from './http/router.ts';
 import { SessionRoutes } from './http/sessions.ts';
 import { idemBroadcast } from './idempotency/idem-broadcast.ts';
@@ -61,6 +62,7 @@ export class Board {
   private readonly schedules: Schedules;
   private readonly mqtt: MqttBridge;
   private readonly front: FrontServer;
+  private readonly rehearsal: Rehearsal;
   private readonly relay: MasterRelay;
   private readonly reactions: ClusterReactions;
   private readonly hub: EventsHub;
@@ -128,23 +130,16 @@ export class Board {
 
     const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
     const watched = () => reactions.watched();
-    const router = new Router({ cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls });
+    const routerDeps = { cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls };
+    const router = new Router(routerDeps);
+    this.rehearsal = new Rehearsal({ router: routerDeps, frames, clock, log, tls });
     const known = (user: string) => guard.users.some((u) => u.name === user);
     sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));
     const serveFrames = (sock: Socket, rest: Buffer, version: number) =>
       serveLink(sock, rest, version, frames, { onRequest: (f, answer) => executor.fromLink(f, answer), onDrop: dropLink }, 2 * l.inFlightPerBoardMax, limits);
     this.front = new FrontServer(l, { request: (req, res) => router.handle(req, res), link: serveFrames, accept: () => transport.accepting(), lean: router }, log, opts.tls);
-    this.devices = devices;
-    this.directory = directory;
-    this.idem = idem;
-    this.guard = guard;
-    this.schedules = schedules;
-    this.mqtt = mqtt;
-    this.hub = hub;
-    this.mirror = mirror;
-    this.intake = intake;
-    this.relay = relay;
-    this.reactions = reactions;
+    [this.devices, this.directory, this.idem, this.guard, this.schedules, this.mqtt] = [devices, directory, idem, guard, schedules, mqtt];
+    [this.hub, this.mirror, this.intake, this.relay, this.reactions] = [hub, mirror, intake, relay, reactions];
     this.stopMetrics = boardMetrics(metrics, mirror, view, devices, idem, state, hub, handlers);
   }
 
@@ -162,6 +157,7 @@ export class Board {
     b.idem.announceRecovered();
     b.devices.start();
     b.reactions.start();
+    b.rehearsal.start();
     b.log.info({ http: `${host}:${b.self.httpPort}`, udp: b.self.udpPort, boards: b.cfg.boards.length }, 'board up');
     return b;
   }
@@ -188,7 +184,7 @@ export class Board {
     this.devices.stop();
     this.schedules.close();
     await this.mqtt.close();
-    for (const part of [this.hub, this.intake]) part.close();
+    for (const part of [this.hub, this.intake, this.rehearsal]) part.close();
     this.stopMetrics();
     await this.mirror.close(); // a master lets the address go here
     await this.relay.settled(this.cfg.limits.requestTimeoutMs); // relayed late: taken on the address before it left

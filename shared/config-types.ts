@@ -47,6 +47,13 @@ export interface ClusterConfig {
    * 'forward': the master runs only what no other running board can serve.
    */
   readonly masterWork: 'spill' | 'share' | 'forward';
+  /**
+   * A node sends this many requests through a private copy of the master's request path, soon
+   * after it starts and then every `rehearseEveryMs` while it is a node, so that the code a
+   * takeover needs is compiled before it is needed (node/http/rehearsal.ts). 0: never.
+   */
+  readonly rehearseRequests: number;
+  readonly rehearseEveryMs: number;
   readonly vip: VipConfig | undefined;
   /**
    * Names clients may reach the cluster by, besides the boards' and the VIP's addresses and

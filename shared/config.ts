@@ -72,6 +72,8 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
       'requestThreadDeadMs',
       'planeThread',
       'masterWork',
+      'rehearseRequests',
+      'rehearseEveryMs',
       'vip',
       'hosts',
     ]) ?? {};
@@ -116,6 +118,9 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
       : c.masterWork === 'spill' || c.masterWork === 'share' || c.masterWork === 'forward'
         ? c.masterWork
         : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'spill');
+  // A node's rehearsal of the master's path (node/http/rehearsal.ts); 0 requests: never.
+  const rehearseRequests = r.int(c, 'rehearseRequests', p, 2000, 0, 100_000);
+  const rehearseEveryMs = r.int(c, 'rehearseEveryMs', p, 300_000, 10_000, 86_400_000);
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
   let vip: VipConfig | undefined;
@@ -134,7 +139,8 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
     if (typeof h === 'string' && /^[A-Za-z0-9.-]{1,253}$/.test(h)) hosts.push(h.toLowerCase());
     else r.bad(`${p}.hosts[${i}]`, 'must be a host name or IPv4 address');
   });
-  return { name, key, acceptKeys, udpPort, broadcast, heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs, planeThread, masterWork, vip, hosts };
+  const timings = { heartbeatMs, tmaxMs, tthresholdMs, staggerMs, stateMinGapMs, requestThreadDeadMs };
+  return { name, key, acceptKeys, udpPort, broadcast, ...timings, planeThread, masterWork, rehearseRequests, rehearseEveryMs, vip, hosts };
 }
 
 function readBoards(r: Reader, raw: Raw, cluster: ClusterConfig): BoardConfig[] {

@@ -124,6 +124,11 @@ export class FrontServer {
     });
   }
 
+  /** The port it listens on (the one the system picked, when asked for 0). */
+  port(): number {
+    return (this.listener.address() as net.AddressInfo).port;
+  }
+
   /** Drop every open connection (a pulled cable). */
   dropAll(): void {
     for (const s of this.sockets) s.destroy();

@@ -89,6 +89,23 @@ test('cluster.planeThread: a boolean, true by default; false needs a Tmax of at 
   assert.ok(problems({ ...valid(), cluster: { ...valid().cluster, planeThread: 'no' } }).includes('cluster.planeThread: must be true or false'));
 });
 
+test('cluster.rehearseRequests and rehearseEveryMs: defaults, 0 turns rehearsal off, bounds named', () => {
+  const c = parseConfig(valid()).cluster;
+  assert.deepEqual([c.rehearseRequests, c.rehearseEveryMs], [2000, 300_000]);
+  const with_ = (extra: Record<string, unknown>) => ({ ...valid(), cluster: { ...valid().cluster, ...extra } });
+  assert.equal(parseConfig(with_({ rehearseRequests: 0 })).cluster.rehearseRequests, 0);
+  assert.deepEqual(problems(with_({ rehearseRequests: 100_000, rehearseEveryMs: 10_000 })), []);
+  const p = problems(with_({ rehearseRequests: 100_001, rehearseEveryMs: 9_999 }));
+  assert.ok(
+    p.some((x) => x.startsWith('cluster.rehearseRequests: must be between 0 and 100000')),
+    p.join('\n'),
+  );
+  assert.ok(
+    p.some((x) => x.startsWith('cluster.rehearseEveryMs: must be between 10000 and 86400000')),
+    p.join('\n'),
+  );
+});
+
 test('a limit under its old name is reported with its new name', () => {
   const raw = valid() as Record<string, any>; // any: a raw JSON fixture we mutate freely
   raw.limits = { maxQueue: 10, maxInFlightPerBoard: 4 };

@@ -1,0 +1,217 @@
+// A node rehearses the master's request path, so that a takeover finds it compiled.
+//
+// A node never runs the master's side of a request: the client connection's parsing, the router's
+// checks, the intake and its dispatch core, the link's sending end, the answer to the client. A board
+// that took over ran them at a third of its settled speed for two seconds while V8 compiled them, on
+// its own CPU quota (bench/results/dispatch-path.md). So now and then, while it is a node, the board
+// starts a private copy of that path on its own address (a port the system picks): a front server, a
+// router and an intake that think this board is the master of two, and a stand-in board on the same
+// port that answers every dispatch at once without running anything. A few connections of its own
+// send GETs through it (TCP, or TLS when the board speaks it), one request at a time each and at
+// most 200 a second in all, until the count is done, the board stops being a node, or the time is
+// up; then all of it is closed.
+//
+// The copy shares only code with the live board, and the parts that keep no per-request state (the
+// frame codec, the session guard, the operator's log, which a GET of a page or the echo never
+// writes); its counts go to a registry nobody reads. Its classes are the live objects' classes, so
+// what V8 learns about their shapes holds when the same code serves clients.
+import type { Socket } from 'node:net';
+import type { Clock } from '../../shared/clock.ts';
+import type { BoardConfig, Config } from '../../shared/config.ts';
+import type { FrameCodec } from '../../shared/dispatch-frame.ts';
+import { headerLines } from '../../shared/header-lines.ts';
+import { IdempotencyStore } from '../../shared/idempotency-store.ts';
+import { type Counter, Registry } from '../../shared/metrics.ts';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { ClusterMirror } from '../cluster-plane/mirror.ts';
+import type { Logger } from '../log.ts';
+import { dialBoard, type TlsMaterial } from '../tls-material.ts';
+import { DispatchClient, type LinkRequestHandler, linkLimits, serveLink } from './dispatch-link.ts';
+import { FrontServer } from './front-server.ts';
+import { Intake } from './intake.ts';
+import { Router, type RouterDeps } from './router.ts';
+
+export interface RehearsalDeps {
+  /** The live router's parts; the rehearsal replaces its config, board, mirror and intake with its own. */
+  router: RouterDeps;
+  frames: FrameCodec;
+  clock: Clock;
+  log: Logger;
+  tls: TlsMaterial | undefined;
+}
+
+/** Connections the rehearsal sends its requests on, each one request at a time. */
+const CONNECTIONS = 4;
+/**
+ * Each connection waits this long after an answer before its next request: at most 200 requests
+ * a second in all, so a busy node's own work keeps most of its CPU (V8 compiles a function after
+ * so many calls, however slowly they come).
+ */
+const GAP_MS = 20;
+/** What the requests ask for: the master's two kinds of work, a CGI and a page. */
+const PATHS = ['/cgi-bin/echo?ms=0', '/'];
+/** The first rehearsal, after the board started (it has joined by then, as a node or the master). */
+const FIRST_MS = 3000;
+/** A rehearsal stops sending after this long, whatever it has left. */
+const TIMEOUT_MS = 60_000;
+const STAND_IN_HEAD = headerLines(['content-type', 'text/plain']);
+const STAND_IN_BODY = Buffer.from('rehearsal\n');
+
+export class Rehearsal {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private closed = false;
+  private readonly answered: Counter;
+
+  private readonly requests: number;
+  private readonly everyMs: number;
+
+  constructor(private readonly d: RehearsalDeps) {
+    ({ rehearseRequests: this.requests, rehearseEveryMs: this.everyMs } = d.router.cfg.cluster);
+    this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node sent through its private copy of the master's path (node/http/rehearsal.ts)");
+  }
+
+  /** Rehearse FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a node then. */
+  start(): void {
+    if (this.requests === 0) return;
+    const tick = (): void => {
+      this.timer = setTimeout(tick, this.everyMs).unref();
+      if (!this.running && this.d.router.mirror.role === 'node') this.run().catch((err: unknown) => this.d.log.warn({ err }, 'the rehearsal of the master path failed'));
+    };
+    this.timer = setTimeout(tick, FIRST_MS).unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  /** One rehearsal; resolves with how many requests were answered. */
+  run(): Promise<number> {
+    this.running ??= this.stage().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async stage(): Promise<number> {
+    const { d } = this;
+    const live = d.router;
+    const started = d.clock.now();
+    const standIn: LinkRequestHandler = {
+      onRequest: (f, answer) => {
+        setImmediate(() => answer({ id: f.id, load: 0, status: 200, refused: false, head: STAND_IN_HEAD, body: STAND_IN_BODY }));
+        return undefined;
+      },
+      onDrop: () => {},
+    };
+    let router: Router | undefined;
+    let stage: Config | undefined;
+    const l = live.cfg.limits;
+    const front = new FrontServer(
+      l,
+      {
+        request: async (_req, res) => void res.writeHead(404).end(),
+        link: (sock, rest, version) => serveLink(sock, rest, version, d.frames, standIn, 2 * l.inFlightPerBoardMax, linkLimits(stage!, d.tls !== undefined)),
+        accept: () => true,
+        lean: { leanAccepts: (m, p) => router!.leanAccepts(m, p), lean: (req, res, body, path) => router!.lean(req, res, body, path) },
+      },
+      d.log,
+      d.tls,
+    );
+    let intake: Intake | undefined;
+    // A connection that hangs ends with the rehearsal's time: its sockets are dropped, so the next one can run.
+    const cut = setTimeout(() => front.dropAll(), TIMEOUT_MS + GAP_MS).unref();
+    try {
+      await front.listen(0, live.self.address);
+      ({ router, intake, stage } = this.cast(front.port()));
+      const auth = Object.entries(live.guard.serviceHeaders('rehearsal', Date.now()))
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      let left = this.requests;
+      const more = (): boolean => !this.closed && live.mirror.role === 'node' && left-- > 0 && d.clock.now() - started < TIMEOUT_MS;
+      const master = stage.boards[0]!;
+      const host = `${master.address}:${master.httpPort}`;
+      const counts = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more)));
+      const answered = counts.reduce((a, b) => a + b, 0);
+      this.answered.inc({}, answered);
+      d.log.debug({ answered, ms: Math.round(d.clock.now() - started) }, 'rehearsed the master path');
+      return answered;
+    } finally {
+      clearTimeout(cut);
+      intake?.close();
+      await front.close();
+    }
+  }
+
+  /** The rehearsal's master of two and its stand-in board, both on this board's address and the rehearsal's port. */
+  private cast(port: number): { router: Router; intake: Intake; stage: Config } {
+    const { d } = this;
+    const live = d.router;
+    const l = live.cfg.limits;
+    // Two boards on this board's address and the rehearsal's port: the master (0) and the stand-in (1).
+    const boards: BoardConfig[] = [0, 1].map((index) => ({ ...live.self, index, httpPort: port }));
+    const stage: Config = { ...live.cfg, boards, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined } };
+    const metrics = new Registry();
+    const mirror = new ClusterMirror(stage, boards[0]!, 1, d.clock, d.log, metrics);
+    mirror.role = 'master';
+    mirror.term = 1;
+    mirror.master = 0;
+    mirror.table.adopt([1, 1], [0, 0], [d.clock.now(), d.clock.now()]);
+    const link = new DispatchClient(
+      () => boards,
+      d.frames,
+      l.headersTimeoutMs,
+      () => {},
+      linkLimits(stage, false).requestBytesMax,
+      () => PROTOCOL_VERSION,
+      d.tls,
+    );
+    const intake = new Intake({
+      cfg: stage,
+      self: 0,
+      clock: d.clock,
+      mirror,
+      dispatchLink: link,
+      epochOf: () => 1,
+      executeLocal: (_run, done) => (done(), { cancel: () => {} }),
+      metrics,
+      log: d.log,
+      idempotency: new IdempotencyStore(1, 1000),
+      programBoards: () => undefined,
+      devices: () => [],
+    });
+    const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics, closing: () => false });
+    return { router, intake, stage };
+  }
+}
+
+/** One connection's requests, one at a time while `more()`; resolves with how many were answered 200. */
+function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean): Promise<number> {
+  const { sock, ready } = dial;
+  return new Promise((resolve) => {
+    let answered = 0;
+    let n = first;
+    let buf: Buffer = Buffer.alloc(0);
+    const next = (): void => {
+      if (!more()) return void sock.end();
+      sock.write(`GET ${PATHS[n++ % PATHS.length]} HTTP/1.1\r\nhost: ${host}\r\n${auth}\r\n`);
+    };
+    sock.on(ready, next);
+    sock.on('data', (chunk: Buffer) => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString('latin1');
+      const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+      if (!length) return void sock.destroy();
+      const total = end + 4 + Number(length[1]);
+      if (buf.length < total) return;
+      if (head.startsWith('HTTP/1.1 200')) answered++;
+      buf = buf.subarray(total);
+      setTimeout(next, GAP_MS);
+    });
+    sock.on('error', () => {});
+    sock.on('close', () => resolve(answered));
+  });
+}
