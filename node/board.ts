@@ -132,7 +132,7 @@ export class Board {
     const watched = () => reactions.watched();
     const routerDeps = { cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls };
     const router = new Router(routerDeps);
-    this.rehearsal = new Rehearsal({ router: routerDeps, frames, clock, log, tls });
+    this.rehearsal = new Rehearsal({ router: routerDeps, intake: intakeDeps, frames, clock, log, tls });
     const known = (user: string) => guard.users.some((u) => u.name === user);
     sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));
     const serveFrames = (sock: Socket, rest: Buffer, version: number) =>

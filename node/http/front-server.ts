@@ -139,6 +139,9 @@ export class FrontServer {
       this.listener.close(() => resolve());
       this.dropAll();
       this.http.closeAllConnections();
+      // Node's timeout sweep (started by 'listening' above) stops only when its server closes: a front
+      // server that closes while its process goes on (a rehearsal's) would leave it running, holding the server.
+      this.http.close();
     });
   }
 }

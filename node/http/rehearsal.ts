@@ -15,6 +15,7 @@
 // frame codec, the session guard, the operator's log, which a GET of a page or the echo never
 // writes); its counts go to a registry nobody reads. Its classes are the live objects' classes, so
 // what V8 learns about their shapes holds when the same code serves clients.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
@@ -28,12 +29,13 @@ import type { Logger } from '../log.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 import { DispatchClient, type LinkRequestHandler, linkLimits, serveLink } from './dispatch-link.ts';
 import { FrontServer } from './front-server.ts';
-import { Intake } from './intake.ts';
+import { Intake, type IntakeDeps } from './intake.ts';
 import { Router, type RouterDeps } from './router.ts';
 
 export interface RehearsalDeps {
-  /** The live router's parts; the rehearsal replaces its config, board, mirror and intake with its own. */
+  /** The live router's parts and the live intake's; the rehearsal replaces the config, board, mirror, intake and link with its own. */
   router: RouterDeps;
+  intake: IntakeDeps;
   frames: FrameCodec;
   clock: Clock;
   log: Logger;
@@ -98,39 +100,20 @@ export class Rehearsal {
     const { d } = this;
     const live = d.router;
     const started = d.clock.now();
-    const standIn: LinkRequestHandler = {
-      onRequest: (f, answer) => {
-        setImmediate(() => answer({ id: f.id, load: 0, status: 200, refused: false, head: STAND_IN_HEAD, body: STAND_IN_BODY }));
-        return undefined;
-      },
-      onDrop: () => {},
-    };
-    let router: Router | undefined;
-    let stage: Config | undefined;
+    const { router, intake, stage, onPort } = this.cast();
     const l = live.cfg.limits;
-    const front = new FrontServer(
-      l,
-      {
-        request: async (_req, res) => void res.writeHead(404).end(),
-        link: (sock, rest, version) => serveLink(sock, rest, version, d.frames, standIn, 2 * l.inFlightPerBoardMax, linkLimits(stage!, d.tls !== undefined)),
-        accept: () => true,
-        lean: { leanAccepts: (m, p) => router!.leanAccepts(m, p), lean: (req, res, body, path) => router!.lean(req, res, body, path) },
-      },
-      d.log,
-      d.tls,
-    );
-    let intake: Intake | undefined;
+    const link = (sock: Socket, rest: Buffer, version: number) => serveLink(sock, rest, version, d.frames, STAND_IN, 2 * l.inFlightPerBoardMax, linkLimits(stage, d.tls !== undefined));
+    const front = new FrontServer(l, { request: notFound, link, accept: () => true, lean: router }, d.log, d.tls);
     // A connection that hangs ends with the rehearsal's time: its sockets are dropped, so the next one can run.
     const cut = setTimeout(() => front.dropAll(), TIMEOUT_MS + GAP_MS).unref();
     try {
       await front.listen(0, live.self.address);
-      ({ router, intake, stage } = this.cast(front.port()));
+      const master = onPort(front.port());
       const auth = Object.entries(live.guard.serviceHeaders('rehearsal', Date.now()))
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('');
       let left = this.requests;
       const more = (): boolean => !this.closed && live.mirror.role === 'node' && left-- > 0 && d.clock.now() - started < TIMEOUT_MS;
-      const master = stage.boards[0]!;
       const host = `${master.address}:${master.httpPort}`;
       const counts = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more)));
       const answered = counts.reduce((a, b) => a + b, 0);
@@ -139,18 +122,23 @@ export class Rehearsal {
       return answered;
     } finally {
       clearTimeout(cut);
-      intake?.close();
+      intake.close();
       await front.close();
     }
   }
 
-  /** The rehearsal's master of two and its stand-in board, both on this board's address and the rehearsal's port. */
-  private cast(port: number): { router: Router; intake: Intake; stage: Config } {
+  /**
+   * The rehearsal's master of two and its stand-in board, both on this board's address. Its parts
+   * are made from the live board's own (spread, with what differs replaced), so their objects have
+   * the live ones' shapes and call the live ones' functions: what V8 compiles for them, it keeps
+   * when the same code serves clients. `onPort`: the port the stage got; the boards as dialled.
+   */
+  private cast(): { router: Router; intake: Intake; stage: Config; onPort(port: number): BoardConfig } {
     const { d } = this;
     const live = d.router;
     const l = live.cfg.limits;
-    // Two boards on this board's address and the rehearsal's port: the master (0) and the stand-in (1).
-    const boards: BoardConfig[] = [0, 1].map((index) => ({ ...live.self, index, httpPort: port }));
+    let dialled: BoardConfig[] = [];
+    const boards: BoardConfig[] = [0, 1].map((index) => ({ ...live.self, index }));
     const stage: Config = { ...live.cfg, boards, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined } };
     const metrics = new Registry();
     const mirror = new ClusterMirror(stage, boards[0]!, 1, d.clock, d.log, metrics);
@@ -159,7 +147,7 @@ export class Rehearsal {
     mirror.master = 0;
     mirror.table.adopt([1, 1], [0, 0], [d.clock.now(), d.clock.now()]);
     const link = new DispatchClient(
-      () => boards,
+      () => dialled,
       d.frames,
       l.headersTimeoutMs,
       () => {},
@@ -167,24 +155,33 @@ export class Rehearsal {
       () => PROTOCOL_VERSION,
       d.tls,
     );
-    const intake = new Intake({
-      cfg: stage,
-      self: 0,
-      clock: d.clock,
-      mirror,
-      dispatchLink: link,
-      epochOf: () => 1,
-      executeLocal: (_run, done) => (done(), { cancel: () => {} }),
-      metrics,
-      log: d.log,
-      idempotency: new IdempotencyStore(1, 1000),
-      programBoards: () => undefined,
-      devices: () => [],
-    });
+    const idempotency = new IdempotencyStore(1, 1000);
+    const intake = new Intake({ ...d.intake, cfg: stage, self: 0, mirror, dispatchLink: link, metrics, idempotency, executeLocal: neverLocal });
     const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics, closing: () => false });
-    return { router, intake, stage };
+    const onPort = (port: number): BoardConfig => {
+      dialled = boards.map((b) => ({ ...b, httpPort: port }));
+      return dialled[0]!;
+    };
+    return { router, intake, stage, onPort };
   }
 }
+
+/** The stand-in board: every dispatch answered at once, nothing run. */
+const STAND_IN: LinkRequestHandler = {
+  onRequest: (f, answer) => {
+    setImmediate(() => answer({ id: f.id, load: 0, status: 200, refused: false, head: STAND_IN_HEAD, body: STAND_IN_BODY }));
+    return undefined;
+  },
+  onDrop: () => {},
+};
+
+const notFound = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => void res.writeHead(404).end();
+
+/** With masterWork "forward" and the stand-in up, the stage's master runs nothing itself. */
+const neverLocal: IntakeDeps['executeLocal'] = (_run, done) => {
+  done();
+  return { cancel: () => {} };
+};
 
 /** One connection's requests, one at a time while `more()`; resolves with how many were answered 200. */
 function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean): Promise<number> {

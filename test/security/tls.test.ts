@@ -12,10 +12,11 @@ import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
 import { hashPassword } from '../../node/auth/password.ts';
 import { CHROMIUM, launchWith } from '../e2e/browser.ts';
-import { BUNDLE, converged, httpGet, makeCluster, metric, rawRequest, type TestCluster } from '../integration/harness.ts';
+import { BUNDLE, converged, httpGet, makeCluster, metric, rawRequest, type TestCluster, waitFor } from '../integration/harness.ts';
 import { ptyDevices } from './pty-devices.ts';
 
 const OP = { name: 'olga', password: 'operator-pass-1' };
+const REHEARSED = 30;
 const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI ? 'needs Debian chromium (CI installs it)' : false;
 
 describe('HTTPS', () => {
@@ -53,6 +54,7 @@ describe('HTTPS', () => {
         cfg.tls = { certFile: join(certDir, 'cluster-cert.pem'), keyFile: join(certDir, 'cluster-key.pem'), caFile: join(certDir, 'cluster-ca.pem') };
         cfg.auth = { users };
         cfg.devices = devices.devices;
+        (cfg.cluster as Record<string, unknown>).rehearseRequests = REHEARSED;
       },
       { bundle: true, ca: readFileSync(join(certDir, 'cluster-ca.pem')) },
     );
@@ -132,6 +134,13 @@ describe('HTTPS', () => {
       setTimeout(() => s.destroy(), 10_000);
     });
     assert.ok((await metric(c.boards[1]!.url, 'ews_link_dropped_total', { reason: 'certificate' }, ca)) >= 1);
+  });
+
+  test("the nodes rehearse the master's path inside TLS, with a service session, every request answered; the master does not", async () => {
+    assert.equal((JSON.parse((await httpGet(`${u(0)}/healthz`, { ca })).text) as { role: string }).role, 'master');
+    for (const i of [1, 2]) await waitFor(`b${i + 1} rehearsed`, async () => (await metric(u(i), 'ews_rehearsed_requests_total', {}, ca)) >= REHEARSED, 20_000);
+    for (const i of [1, 2]) assert.equal(await metric(u(i), 'ews_rehearsed_requests_total', {}, ca), REHEARSED);
+    assert.equal(await metric(u(0), 'ews_rehearsed_requests_total', {}, ca), 0);
   });
 
   test('login over HTTPS: a Secure HttpOnly cookie and HSTS', async () => {
