@@ -6,15 +6,15 @@
 // its own CPU quota (bench/results/dispatch-path.md). So now and then, while it is a node, the board
 // starts a private copy of that path on its own address (a port the system picks): a front server, a
 // router and an intake that think this board is the master of two, and a stand-in board on the same
-// port that answers every dispatch at once without running anything. A few connections of its own
-// send GETs through it (TCP, or TLS when the board speaks it), one request at a time each and at
-// most 200 a second in all, until the count is done, the board stops being a node, or the time is
-// up; then all of it is closed.
+// port that answers every dispatch a moment later without running anything. A few connections of
+// its own send GETs through it (TCP, or TLS when the board speaks it), one request at a time each,
+// until the count is done, the board stops being a node, or the time is up; then all of it is closed.
 //
-// The copy shares only code with the live board, and the parts that keep no per-request state (the
-// frame codec, the session guard, the operator's log, which a GET of a page or the echo never
-// writes); its counts go to a registry nobody reads. Its classes are the live objects' classes, so
-// what V8 learns about their shapes holds when the same code serves clients.
+// The copy is made of the live board's parts (node/board.ts hands over its router's and intake's),
+// with its own config, mirror, intake, link and counts (a registry nobody reads); it shares the
+// parts that keep no per-request state (the frame codec, the session guard, the operator's log,
+// which a GET of a page or the echo never writes). Its objects have the live ones' shapes and call
+// the live ones' functions, so what V8 compiles for them holds when the same code serves clients.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
@@ -42,14 +42,16 @@ export interface RehearsalDeps {
   tls: TlsMaterial | undefined;
 }
 
-/** Connections the rehearsal sends its requests on, each one request at a time. */
-const CONNECTIONS = 4;
 /**
- * Each connection waits this long after an answer before its next request: at most 200 requests
- * a second in all, so a busy node's own work keeps most of its CPU (V8 compiles a function after
- * so many calls, however slowly they come).
+ * Connections the rehearsal sends its requests on, each one request at a time, against the
+ * stage's STAGE_SLOTS slots on the stand-in, each busy STAND_IN_MS: requests queue at the stage's
+ * master as they do at a busy one, and the stand-in's pace is the rehearsal's, at most 200
+ * requests a second, so a busy node's own work keeps most of its CPU (V8 compiles a function
+ * after so many calls, however slowly they come).
  */
-const GAP_MS = 20;
+const CONNECTIONS = 6;
+const STAGE_SLOTS = 2;
+const STAND_IN_MS = 10;
 /** What the requests ask for: the master's two kinds of work, a CGI and a page. */
 const PATHS = ['/cgi-bin/echo?ms=0', '/'];
 /** The first rehearsal, after the board started (it has joined by then, as a node or the master). */
@@ -71,6 +73,7 @@ export class Rehearsal {
   constructor(private readonly d: RehearsalDeps) {
     ({ rehearseRequests: this.requests, rehearseEveryMs: this.everyMs } = d.router.cfg.cluster);
     this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node sent through its private copy of the master's path (node/http/rehearsal.ts)");
+    d.router.metrics.gauge('ews_rehearsing', 'Whether this board rehearses the master path now', () => [[{}, this.running ? 1 : 0]]);
   }
 
   /** Rehearse FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a node then. */
@@ -105,7 +108,7 @@ export class Rehearsal {
     const link = (sock: Socket, rest: Buffer, version: number) => serveLink(sock, rest, version, d.frames, STAND_IN, 2 * l.inFlightPerBoardMax, linkLimits(stage, d.tls !== undefined));
     const front = new FrontServer(l, { request: notFound, link, accept: () => true, lean: router }, d.log, d.tls);
     // A connection that hangs ends with the rehearsal's time: its sockets are dropped, so the next one can run.
-    const cut = setTimeout(() => front.dropAll(), TIMEOUT_MS + GAP_MS).unref();
+    const cut = setTimeout(() => front.dropAll(), TIMEOUT_MS + STAND_IN_MS).unref();
     try {
       await front.listen(0, live.self.address);
       const master = onPort(front.port());
@@ -139,7 +142,7 @@ export class Rehearsal {
     const l = live.cfg.limits;
     let dialled: BoardConfig[] = [];
     const boards: BoardConfig[] = [0, 1].map((index) => ({ ...live.self, index }));
-    const stage: Config = { ...live.cfg, boards, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined } };
+    const stage: Config = { ...live.cfg, boards, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined }, limits: { ...l, inFlightPerBoardMax: STAGE_SLOTS } };
     const metrics = new Registry();
     const mirror = new ClusterMirror(stage, boards[0]!, 1, d.clock, d.log, metrics);
     mirror.role = 'master';
@@ -166,10 +169,10 @@ export class Rehearsal {
   }
 }
 
-/** The stand-in board: every dispatch answered at once, nothing run. */
+/** The stand-in board: every dispatch answered STAND_IN_MS later, nothing run. */
 const STAND_IN: LinkRequestHandler = {
   onRequest: (f, answer) => {
-    setImmediate(() => answer({ id: f.id, load: 0, status: 200, refused: false, head: STAND_IN_HEAD, body: STAND_IN_BODY }));
+    setTimeout(() => answer({ id: f.id, load: 0, status: 200, refused: false, head: STAND_IN_HEAD, body: STAND_IN_BODY }), STAND_IN_MS);
     return undefined;
   },
   onDrop: () => {},
@@ -206,7 +209,7 @@ function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: s
       if (buf.length < total) return;
       if (head.startsWith('HTTP/1.1 200')) answered++;
       buf = buf.subarray(total);
-      setTimeout(next, GAP_MS);
+      next();
     });
     sock.on('error', () => {});
     sock.on('close', () => resolve(answered));
