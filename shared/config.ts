@@ -119,7 +119,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
         ? c.masterWork
         : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'spill');
   // A node's rehearsal of the master's path (node/http/rehearsal.ts); 0 requests: never.
-  const rehearseRequests = r.int(c, 'rehearseRequests', p, 2000, 0, 10_000);
+  const rehearseRequests = r.int(c, 'rehearseRequests', p, 1000, 0, 10_000);
   const rehearseEveryMs = r.int(c, 'rehearseEveryMs', p, 300_000, 10_000, 86_400_000);
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);

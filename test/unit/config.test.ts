@@ -91,7 +91,7 @@ test('cluster.planeThread: a boolean, true by default; false needs a Tmax of at 
 
 test('cluster.rehearseRequests and rehearseEveryMs: defaults, 0 turns rehearsal off, bounds named', () => {
   const c = parseConfig(valid()).cluster;
-  assert.deepEqual([c.rehearseRequests, c.rehearseEveryMs], [2000, 300_000]);
+  assert.deepEqual([c.rehearseRequests, c.rehearseEveryMs], [1000, 300_000]);
   const with_ = (extra: Record<string, unknown>) => ({ ...valid(), cluster: { ...valid().cluster, ...extra } });
   assert.equal(parseConfig(with_({ rehearseRequests: 0 })).cluster.rehearseRequests, 0);
   assert.deepEqual(problems(with_({ rehearseRequests: 10_000, rehearseEveryMs: 10_000 })), []);
