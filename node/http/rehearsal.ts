@@ -65,6 +65,8 @@ export class Rehearsal {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   private closed = false;
+  /** The stage of the rehearsal that runs now. */
+  private front: FrontServer | undefined;
   private readonly answered: Counter;
 
   private readonly requests: number;
@@ -72,7 +74,7 @@ export class Rehearsal {
 
   constructor(private readonly d: RehearsalDeps) {
     ({ rehearseRequests: this.requests, rehearseEveryMs: this.everyMs } = d.router.cfg.cluster);
-    this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node sent through its private copy of the master's path (node/http/rehearsal.ts)");
+    this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node's rehearsals of the master's path had answered (node/http/rehearsal.ts)");
     d.router.metrics.gauge('ews_rehearsing', 'Whether this board rehearses the master path now', () => [[{}, this.running ? 1 : 0]]);
   }
 
@@ -86,13 +88,15 @@ export class Rehearsal {
     this.timer = setTimeout(tick, FIRST_MS).unref();
   }
 
+  /** No more rehearsals; the one running now ends at once (its connections dropped). */
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+    this.front?.dropAll();
   }
 
   /** One rehearsal; resolves with how many requests were answered. */
-  run(): Promise<number> {
+  private run(): Promise<number> {
     this.running ??= this.stage().finally(() => {
       this.running = undefined;
     });
@@ -107,6 +111,7 @@ export class Rehearsal {
     const l = live.cfg.limits;
     const link = (sock: Socket, rest: Buffer, version: number) => serveLink(sock, rest, version, d.frames, STAND_IN, 2 * l.inFlightPerBoardMax, linkLimits(stage, d.tls !== undefined));
     const front = new FrontServer(l, { request: notFound, link, accept: () => true, lean: router }, d.log, d.tls);
+    this.front = front;
     // A connection that hangs ends with the rehearsal's time: its sockets are dropped, so the next one can run.
     const cut = setTimeout(() => front.dropAll(), TIMEOUT_MS + STAND_IN_MS).unref();
     try {
@@ -126,6 +131,7 @@ export class Rehearsal {
     } finally {
       clearTimeout(cut);
       intake.close();
+      this.front = undefined;
       await front.close();
     }
   }
