@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { REHEARSAL_FIRST_MS } from '../node/http/rehearsal.ts';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { securityHeaders } from '../shared/security-headers.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
@@ -377,7 +378,7 @@ async function takeoverSpeed(): Promise<void> {
       await one.stop();
     }
     // 'node': the board that takes over never forwarded a client's request; it rehearsed the
-    // master's path 3 s after it started (node/http/rehearsal.ts), and 'node, no rehearsal' did
+    // master's path soon after it started (node/http/rehearsal.ts), and 'node, no rehearsal' did
     // not. 'master': it was the master under the same load until b1 took the cluster back (two
     // planned handovers) and settled: how fast a board forwards whose code the master's path has
     // already warmed, the most any warming could give.
@@ -422,7 +423,7 @@ async function takeoverSpeed(): Promise<void> {
   const med = (before: Run['before'], k: 'firstRps' | 'settledRps' | 'oneRps') => spread(runs.filter((x) => x.before === before).map((x) => x[k])).median;
   const medians = (before: Run['before']) => ({ first: med(before, 'firstRps'), settled: med(before, 'settledRps'), one: med(before, 'oneRps') });
   const data = {
-    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path 3 s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
+    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
     at: new Date().toISOString(),
     runs,
     medians: Object.fromEntries(KINDS.map((k) => [k, medians(k)])),

@@ -55,7 +55,7 @@ const STAND_IN_MS = 10;
 /** What the requests ask for: the master's two kinds of work, a CGI and a page. */
 const PATHS = ['/cgi-bin/echo?ms=0', '/'];
 /** The first rehearsal, after the board started (it has joined by then, as a node or the master). */
-const FIRST_MS = 3000;
+export const REHEARSAL_FIRST_MS = 3000;
 /** A rehearsal stops sending after this long, whatever it has left. */
 const TIMEOUT_MS = 60_000;
 const STAND_IN_HEAD = headerLines(['content-type', 'text/plain']);
@@ -78,14 +78,14 @@ export class Rehearsal {
     d.router.metrics.gauge('ews_rehearsing', 'Whether this board rehearses the master path now', () => [[{}, this.running ? 1 : 0]]);
   }
 
-  /** Rehearse FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a node then. */
+  /** Rehearse REHEARSAL_FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a node then. */
   start(): void {
     if (this.requests === 0) return;
     const tick = (): void => {
       this.timer = setTimeout(tick, this.everyMs).unref();
       if (!this.running && this.d.router.mirror.role === 'node') this.run().catch((err: unknown) => this.d.log.warn({ err }, 'the rehearsal of the master path failed'));
     };
-    this.timer = setTimeout(tick, FIRST_MS).unref();
+    this.timer = setTimeout(tick, REHEARSAL_FIRST_MS).unref();
   }
 
   /** No more rehearsals; the one running now ends at once (its connections dropped). */
