@@ -73,6 +73,11 @@ describe('a power cut', () => {
     // A second session, logged out: it must stay dead through the cut.
     const gone = await login();
     assert.equal((await httpGet(`${u('b1')}/api/logout`, { method: 'POST', headers: { authorization: `Bearer ${gone}` } })).status, 200);
+    // Two samples on every board before the mark (a sample a second: how many there are by now depends on how fast the suite ran).
+    await waitFor('two valve samples on every board', async () => {
+      for (const id of ids) if ((await get<unknown[]>(id, '/api/history?device=valve3&point=position')).length < 2) return false;
+      return true;
+    });
     // Wait (on the disk itself) for history past now to be flushed, and for every entry to be on every board's disk.
     const mark = Date.now();
     // Each board's own samples: a board builds its history from the DEVICE broadcasts it heard, so one it missed (UDP) it never had.
