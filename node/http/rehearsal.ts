@@ -54,7 +54,7 @@ const STAGE_SLOTS = 2;
 const STAND_IN_MS = 10;
 /** What the requests ask for: the master's two kinds of work, a CGI and a page. */
 const PATHS = ['/cgi-bin/echo?ms=0', '/'];
-/** The first rehearsal, after the board started (it has joined by then, as a node or the master). */
+/** The first rehearsal, after the board started; and, while the board is still joining, how soon a due one looks again. */
 export const REHEARSAL_FIRST_MS = 3000;
 /** A rehearsal stops sending after this long, whatever it has left. */
 const TIMEOUT_MS = 60_000;
@@ -78,12 +78,17 @@ export class Rehearsal {
     d.router.metrics.gauge('ews_rehearsing', 'Whether this board rehearses the master path now', () => [[{}, this.running ? 1 : 0]]);
   }
 
-  /** Rehearse REHEARSAL_FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a node then. */
+  /**
+   * Rehearse REHEARSAL_FIRST_MS from now, then every `rehearseEveryMs`, whenever this board is a
+   * node then. A board still joining (a slow boot, a busy CPU) looks again REHEARSAL_FIRST_MS later
+   * rather than a whole period: the first rehearsal is the one a takeover soon after a boot needs.
+   */
   start(): void {
     if (this.requests === 0) return;
     const tick = (): void => {
-      this.timer = setTimeout(tick, this.everyMs).unref();
-      if (!this.running && this.d.router.mirror.role === 'node') this.run().catch((err: unknown) => this.d.log.warn({ err }, 'the rehearsal of the master path failed'));
+      const role = this.d.router.mirror.role;
+      this.timer = setTimeout(tick, role === 'joining' ? REHEARSAL_FIRST_MS : this.everyMs).unref();
+      if (!this.running && role === 'node') this.run().catch((err: unknown) => this.d.log.warn({ err }, 'the rehearsal of the master path failed'));
     };
     this.timer = setTimeout(tick, REHEARSAL_FIRST_MS).unref();
   }

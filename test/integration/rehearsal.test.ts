@@ -1,9 +1,11 @@
 // A node rehearses the master's request path (node/http/rehearsal.ts): a private copy of the path
 // on its own address, a stand-in board answering a moment later. The count is exact, the master
-// never rehearses, nothing of it reaches the live cluster's queue or counts, and a node that
-// becomes master stops rehearsing at once.
+// never rehearses, nothing of it reaches the live cluster's queue or counts, a node that
+// becomes master stops rehearsing at once, and a board still joining when its first rehearsal is
+// due rehearses once it has joined, not a whole period later.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { REHEARSAL_FIRST_MS } from '../../node/http/rehearsal.ts';
 import { converged, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 const rehearsing = (requests: number) => (cfg: Record<string, unknown>) => {
@@ -46,5 +48,31 @@ describe('rehearsal', () => {
     await waitFor('b2 stopped rehearsing', async () => (await metric(b2!.url, 'ews_rehearsing')) === 0, 5_000);
     const sent = await metric(b2!.url, 'ews_rehearsed_requests_total');
     assert.ok(sent > 0 && sent < REQUESTS, `sent ${sent}`);
+  });
+
+  test('a board still joining when its first rehearsal is due rehearses soon after it joins as a node, not a period later', async () => {
+    const REQUESTS = 30;
+    // No master for 12 s (Tmax of silence), and a period far longer than the test.
+    const c = await makeCluster(2, (cfg) => {
+      Object.assign(cfg.cluster as Record<string, unknown>, { tmaxMs: 12_000, rehearseRequests: REQUESTS, rehearseEveryMs: 600_000 });
+    });
+    clusters.push(c);
+    const health = async (url: string) => (await (await fetch(`${url}/healthz`)).json()) as { state: string };
+    await waitFor('b2 answers', async () => (await health(c.boards[1]!.url)).state === 'joining', 20_000, 50);
+    const b2UpAt = Date.now();
+    const states = await waitFor(
+      'one master, one node',
+      async () => {
+        const s = await Promise.all(c.boards.map((b) => health(b.url)));
+        return s.some((x) => x.state === 'joining') ? undefined : s.map((x) => x.state);
+      },
+      40_000,
+      100,
+    );
+    // Both joined well after their first rehearsal was due (3 s after each started), so that one found them joining.
+    assert.ok(Date.now() - b2UpAt > REHEARSAL_FIRST_MS + 5000, `joined ${Date.now() - b2UpAt} ms after b2 answered`);
+    assert.deepEqual([...states].sort(), ['master', 'node']);
+    const node = c.boards[states.indexOf('node')]!;
+    await waitFor(`${node.id} rehearsed`, async () => (await metric(node.url, 'ews_rehearsed_requests_total')) >= REQUESTS, 3 * REHEARSAL_FIRST_MS + 10_000);
   });
 });
