@@ -20,6 +20,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { FrameCodec } from '../../shared/dispatch-frame.ts';
+import { EwsError } from '../../shared/errors.ts';
 import { headerLines } from '../../shared/header-lines.ts';
 import { IdempotencyStore } from '../../shared/idempotency-store.ts';
 import { type Counter, Registry } from '../../shared/metrics.ts';
@@ -29,6 +30,7 @@ import type { Logger } from '../log.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
 import { DispatchClient, type LinkRequestHandler, linkLimits, serveLink } from './dispatch-link.ts';
 import { FrontServer } from './front-server.ts';
+import { sendError } from './http-io.ts';
 import { Intake, type IntakeDeps } from './intake.ts';
 import { Router, type RouterDeps } from './router.ts';
 
@@ -159,7 +161,9 @@ export class Rehearsal {
     mirror.role = 'master';
     mirror.term = 1;
     mirror.master = 0;
-    mirror.table.adopt([1, 1], [0, 0], [d.clock.now(), d.clock.now()]);
+    // Both boards are in this process and never silent: heard at no time a board could outlive, so a
+    // slow start (TLS handshakes on a busy CPU) never lets Tthreshold pass and turn the stand-in down.
+    mirror.table.adopt([1, 1], [0, 0], [Infinity, Infinity]);
     const link = new DispatchClient(
       () => dialled,
       d.frames,
@@ -191,8 +195,9 @@ const STAND_IN: LinkRequestHandler = {
 
 const notFound = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => void res.writeHead(404).end();
 
-/** With masterWork "forward" and the stand-in up, the stage's master runs nothing itself. */
-const neverLocal: IntakeDeps['executeLocal'] = (_run, done) => {
+/** With masterWork "forward" and the stand-in up, the stage's master runs nothing itself; were it asked to, the request is answered, never left open. */
+const neverLocal: IntakeDeps['executeLocal'] = (run, done) => {
+  sendError(run.res, new EwsError('NO_BOARD', 'a rehearsal runs nothing itself'));
   done();
   return { cancel: () => {} };
 };

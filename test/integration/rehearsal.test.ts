@@ -75,4 +75,22 @@ describe('rehearsal', () => {
     const node = c.boards[states.indexOf('node')]!;
     await waitFor(`${node.id} rehearsed`, async () => (await metric(node.url, 'ews_rehearsed_requests_total')) >= REQUESTS, 3 * REHEARSAL_FIRST_MS + 10_000);
   });
+
+  test('a rehearsal whose board stalls longer than Tthreshold (SIGSTOP) still has every request answered: its stand-in is never taken for silent', async () => {
+    const REQUESTS = 600; // about 3 s at the stand-in's pace
+    // A Tmax longer than the stall, so the node stays a node through it.
+    const c = await makeCluster(2, (cfg) => {
+      Object.assign(cfg.cluster as Record<string, unknown>, { tmaxMs: 5000, rehearseRequests: REQUESTS });
+    });
+    clusters.push(c);
+    await converged(c);
+    const b2 = c.boards[1]!;
+    await waitFor('b2 rehearsing', async () => (await metric(b2.url, 'ews_rehearsing')) === 1, 20_000);
+    const pid = c.procs.get(b2.id)!.pid!;
+    process.kill(pid, 'SIGSTOP');
+    await new Promise((r) => setTimeout(r, 1000)); // the stall itself, three Tthresholds long
+    process.kill(pid, 'SIGCONT');
+    await waitFor('b2 done rehearsing', async () => (await metric(b2.url, 'ews_rehearsing')) === 0, 30_000);
+    assert.equal(await metric(b2.url, 'ews_rehearsed_requests_total'), REQUESTS);
+  });
 });
