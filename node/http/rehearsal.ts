@@ -161,8 +161,8 @@ export class Rehearsal {
     mirror.role = 'master';
     mirror.term = 1;
     mirror.master = 0;
-    // Both boards are in this process and never silent: heard at no time a board could outlive, so a
-    // slow start (TLS handshakes on a busy CPU) never lets Tthreshold pass and turn the stand-in down.
+    // Both boards are in this process and never fall silent: heard at Infinity, so a slow start (TLS
+    // handshakes on a busy CPU) or a stalled board never lets Tthreshold pass and turn the stand-in down.
     mirror.table.adopt([1, 1], [0, 0], [Infinity, Infinity]);
     const link = new DispatchClient(
       () => dialled,
