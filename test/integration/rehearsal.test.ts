@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { REHEARSAL_FIRST_MS } from '../../node/http/rehearsal.ts';
-import { converged, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
+import { type ClusterJson, converged, getJson, makeCluster, metric, type TestCluster, waitFor } from './harness.ts';
 
 const rehearsing = (requests: number) => (cfg: Record<string, unknown>) => {
   (cfg.cluster as Record<string, unknown>).rehearseRequests = requests;
@@ -76,7 +76,7 @@ describe('rehearsal', () => {
     await waitFor(`${node.id} rehearsed`, async () => (await metric(node.url, 'ews_rehearsed_requests_total')) >= REQUESTS, 3 * REHEARSAL_FIRST_MS + 10_000);
   });
 
-  test('a rehearsal whose board stalls longer than Tthreshold (SIGSTOP) still has every request answered: its stand-in is never taken for silent', async () => {
+  test('a rehearsal whose board stalls past Tthreshold (SIGSTOP) still has every request answered: its stand-in is never taken for silent', async () => {
     const REQUESTS = 600; // about 3 s at the stand-in's pace
     // A Tmax longer than the stall, so the node stays a node through it.
     const c = await makeCluster(2, (cfg) => {
@@ -88,8 +88,12 @@ describe('rehearsal', () => {
     await waitFor('b2 rehearsing', async () => (await metric(b2.url, 'ews_rehearsing')) === 1, 20_000);
     const pid = c.procs.get(b2.id)!.pid!;
     process.kill(pid, 'SIGSTOP');
-    await new Promise((r) => setTimeout(r, 1000)); // the stall itself, three Tthresholds long
-    process.kill(pid, 'SIGCONT');
+    try {
+      // The stall lasts until the master counts b2 silent past Tthreshold, the stage's own threshold.
+      await waitFor('b1 counts b2 silent', async () => (await getJson<ClusterJson>(`${c.boards[0]!.url}/api/cluster`)).boards.find((b) => b.id === b2.id)?.runstate === -1, 10_000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
     await waitFor('b2 done rehearsing', async () => (await metric(b2.url, 'ews_rehearsing')) === 0, 30_000);
     assert.equal(await metric(b2.url, 'ews_rehearsed_requests_total'), REQUESTS);
   });
