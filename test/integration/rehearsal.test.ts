@@ -11,6 +11,7 @@ import { type ClusterJson, converged, getJson, makeCluster, metric, type TestClu
 const rehearsing = (requests: number) => (cfg: Record<string, unknown>) => {
   (cfg.cluster as Record<string, unknown>).rehearseRequests = requests;
 };
+const health = (url: string) => getJson<{ role: string; state: string }>(`${url}/healthz`);
 
 describe('rehearsal', () => {
   const clusters: TestCluster[] = [];
@@ -44,7 +45,7 @@ describe('rehearsal', () => {
     const [b1, b2] = c.boards;
     await waitFor('b2 rehearsing', async () => (await metric(b2!.url, 'ews_rehearsing')) === 1, 20_000);
     await c.kill(b1!.id, 'SIGKILL');
-    await waitFor('b2 master', async () => ((await (await fetch(`${b2!.url}/healthz`)).json()) as { role: string }).role === 'master', 10_000);
+    await waitFor('b2 master', async () => (await health(b2!.url)).role === 'master', 10_000);
     await waitFor('b2 stopped rehearsing', async () => (await metric(b2!.url, 'ews_rehearsing')) === 0, 5_000);
     const sent = await metric(b2!.url, 'ews_rehearsed_requests_total');
     assert.ok(sent > 0 && sent < REQUESTS, `sent ${sent}`);
@@ -57,7 +58,6 @@ describe('rehearsal', () => {
       Object.assign(cfg.cluster as Record<string, unknown>, { tmaxMs: 12_000, rehearseRequests: REQUESTS, rehearseEveryMs: 600_000 });
     });
     clusters.push(c);
-    const health = async (url: string) => (await (await fetch(`${url}/healthz`)).json()) as { state: string };
     await waitFor('b2 answers', async () => (await health(c.boards[1]!.url)).state === 'joining', 20_000, 50);
     const b2UpAt = Date.now();
     const states = await waitFor(
