@@ -76,7 +76,7 @@ export class Rehearsal {
 
   constructor(private readonly d: RehearsalDeps) {
     ({ rehearseRequests: this.requests, rehearseEveryMs: this.everyMs } = d.router.cfg.cluster);
-    this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node's rehearsals of the master's path had answered (node/http/rehearsal.ts)");
+    this.answered = d.router.metrics.counter('ews_rehearsed_requests_total', "Requests a node's rehearsals of the master's path have answered, counted as each is answered (node/http/rehearsal.ts)");
     d.router.metrics.gauge('ews_rehearsing', 'Whether this board rehearses the master path now', () => [[{}, this.running ? 1 : 0]]);
   }
 
@@ -130,9 +130,10 @@ export class Rehearsal {
       let left = this.requests;
       const more = (): boolean => !this.closed && live.mirror.role === 'node' && left-- > 0 && d.clock.now() - started < TIMEOUT_MS;
       const host = `${master.address}:${master.httpPort}`;
-      const counts = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more)));
+      // Counted as each answer arrives, so a running rehearsal shows its progress.
+      const counted = (): void => this.answered.inc();
+      const counts = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more, counted)));
       const answered = counts.reduce((a, b) => a + b, 0);
-      this.answered.inc({}, answered);
       d.log.debug({ answered, ms: Math.round(d.clock.now() - started) }, 'rehearsed the master path');
       return answered;
     } finally {
@@ -202,8 +203,8 @@ const neverLocal: IntakeDeps['executeLocal'] = (run, done) => {
   return { cancel: () => {} };
 };
 
-/** One connection's requests, one at a time while `more()`; resolves with how many were answered 200. */
-function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean): Promise<number> {
+/** One connection's requests, one at a time while `more()`; `counted` at each 200, and resolves with how many there were. */
+function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean, counted: () => void): Promise<number> {
   const { sock, ready } = dial;
   return new Promise((resolve) => {
     let answered = 0;
@@ -223,7 +224,10 @@ function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: s
       if (!length) return void sock.destroy();
       const total = end + 4 + Number(length[1]);
       if (buf.length < total) return;
-      if (head.startsWith('HTTP/1.1 200')) answered++;
+      if (head.startsWith('HTTP/1.1 200')) {
+        answered++;
+        counted();
+      }
       buf = buf.subarray(total);
       next();
     });

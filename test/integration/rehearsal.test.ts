@@ -37,13 +37,16 @@ describe('rehearsal', () => {
     for (const [id, log] of c.logs) assert.doesNotMatch(log, /"level":(40|50|60)/, id);
   });
 
-  test('a node that takes over mid-rehearsal stops it: what it sent is counted, short of the count', async () => {
+  test('a rehearsal counts its answers as they come; a node that takes over mid-rehearsal stops it, short of the count', async () => {
     const REQUESTS = 10_000; // about 50 s at the stand-in's pace
     const c = await makeCluster(2, rehearsing(REQUESTS));
     clusters.push(c);
     await converged(c);
     const [b1, b2] = c.boards;
     await waitFor('b2 rehearsing', async () => (await metric(b2!.url, 'ews_rehearsing')) === 1, 20_000);
+    // The count moves while the rehearsal runs, not only when it ends.
+    await waitFor('b2 counting as it goes', async () => (await metric(b2!.url, 'ews_rehearsed_requests_total')) > 0, 20_000);
+    assert.equal(await metric(b2!.url, 'ews_rehearsing'), 1, 'still rehearsing');
     await c.kill(b1!.id, 'SIGKILL');
     await waitFor('b2 master', async () => (await health(b2!.url)).role === 'master', 10_000);
     await waitFor('b2 stopped rehearsing', async () => (await metric(b2!.url, 'ews_rehearsing')) === 0, 5_000);
