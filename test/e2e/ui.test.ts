@@ -113,6 +113,8 @@ describe('web UI in Chromium', { skip }, () => {
     assert.equal(await page.isVisible('#cluster-table'), false, 'linknum and runstate sit in the closed details');
     // The chart fills from /api/stats.
     await until(page, `(document.querySelector('#chart-legend')?.textContent ?? '').includes('queue length')`, 10_000);
+    // The QoS line shows the HIGH reserve (qos.highReserve, on by default): free slots, those kept, the longest wait.
+    assert.match((await page.textContent('#qos'))!, /free slots \d+, [1-9]\d* kept for the first class \(its longest wait \d+ ms\)/);
     await page.screenshot({ path: join(SHOTS, 'level-3.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });

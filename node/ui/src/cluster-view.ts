@@ -85,5 +85,6 @@ export function renderQos(q: QosView | undefined): void {
   if (q.proQoS) parts.push(`proQoS ${q.proQoS.join('/')}`);
   if (q.admission) parts.push(`target_in ${q.admission.map((a) => a.targetIn ?? '∞').join('/')} p ${q.admission.map((a) => a.p).join('/')}`);
   if (q.quotas) parts.push(`quotas ${q.quotas.join('/')}`);
+  if (q.reservedSlots !== undefined) parts.push(`free slots ${q.freeSlots}, ${q.reservedSlots} kept for the first class (its longest wait ${Math.round((q.highWaitS ?? 0) * 1000)} ms)`);
   $('#qos').textContent = `QoS: ${parts.join(' · ')}`;
 }

@@ -94,6 +94,10 @@ export interface QosView {
   proQoS?: number[];
   admission?: Array<{ targetIn: number | null; p: number }>;
   quotas?: number[];
+  /** qos.highReserve: the master's free slots, how many of them the other classes leave to the first, and the first's recent longest wait (s). */
+  freeSlots?: number;
+  reservedSlots?: number;
+  highWaitS?: number;
 }
 export interface Stats {
   at: number;
