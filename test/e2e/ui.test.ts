@@ -114,7 +114,7 @@ describe('web UI in Chromium', { skip }, () => {
     // The chart fills from /api/stats.
     await until(page, `(document.querySelector('#chart-legend')?.textContent ?? '').includes('queue length')`, 10_000);
     // The QoS line shows the HIGH reserve (qos.highReserve, on by default): free slots, those kept, the longest wait.
-    assert.match((await page.textContent('#qos'))!, /free slots \d+, [1-9]\d* kept for the first class \(its longest wait \d+ ms\)/);
+    await until(page, `/free slots \\d+, [1-9]\\d* kept for the first class \\(its longest wait \\d+ ms\\)/.test(document.querySelector('#qos')?.textContent ?? '')`);
     await page.screenshot({ path: join(SHOTS, 'level-3.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });
