@@ -420,17 +420,16 @@ async function takeoverSpeed(): Promise<void> {
       }
     }
   }
-  const med = (before: Run['before'], k: 'firstRps' | 'settledRps' | 'oneRps') => spread(runs.filter((x) => x.before === before).map((x) => x[k])).median;
+  const med = (before: Run['before'], f: (x: Run) => number) => spread(runs.filter((x) => x.before === before).map(f)).median;
   // A ratio per round (the round's own anchor, measured minutes apart at most), then their median.
   const ratio = (a: number, b: number) => +(a / b).toFixed(2);
-  const medRatio = (before: Run['before'], f: (x: Run) => number) => spread(runs.filter((x) => x.before === before).map(f)).median;
   const medians = (before: Run['before']) => ({
-    first: med(before, 'firstRps'),
-    settled: med(before, 'settledRps'),
-    one: med(before, 'oneRps'),
-    firstPerOne: medRatio(before, (x) => ratio(x.firstRps, x.oneRps)),
-    settledPerOne: medRatio(before, (x) => ratio(x.settledRps, x.oneRps)),
-    firstPerSettled: medRatio(before, (x) => ratio(x.firstRps, x.settledRps)),
+    first: med(before, (x) => x.firstRps),
+    settled: med(before, (x) => x.settledRps),
+    one: med(before, (x) => x.oneRps),
+    firstPerOne: med(before, (x) => ratio(x.firstRps, x.oneRps)),
+    settledPerOne: med(before, (x) => ratio(x.settledRps, x.oneRps)),
+    firstPerSettled: med(before, (x) => ratio(x.firstRps, x.settledRps)),
   });
   const data = {
     what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,

@@ -131,9 +131,10 @@ export class Rehearsal {
       const more = (): boolean => !this.closed && live.mirror.role === 'node' && left-- > 0 && d.clock.now() - started < TIMEOUT_MS;
       const host = `${master.address}:${master.httpPort}`;
       // Counted as each answer arrives, so a running rehearsal shows its progress.
+      const before = this.answered.get();
       const counted = (): void => this.answered.inc();
-      const counts = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more, counted)));
-      const answered = counts.reduce((a, b) => a + b, 0);
+      await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => ask(dialBoard(master, d.tls), host, auth, i, more, counted)));
+      const answered = this.answered.get() - before;
       d.log.debug({ answered, ms: Math.round(d.clock.now() - started) }, 'rehearsed the master path');
       return answered;
     } finally {
@@ -203,11 +204,10 @@ const neverLocal: IntakeDeps['executeLocal'] = (run, done) => {
   return { cancel: () => {} };
 };
 
-/** One connection's requests, one at a time while `more()`; `counted` at each 200, and resolves with how many there were. */
-function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean, counted: () => void): Promise<number> {
+/** One connection's requests, one at a time while `more()`; `counted` at each 200; resolves when the connection closes. */
+function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: string, auth: string, first: number, more: () => boolean, counted: () => void): Promise<void> {
   const { sock, ready } = dial;
   return new Promise((resolve) => {
-    let answered = 0;
     let n = first;
     let buf: Buffer = Buffer.alloc(0);
     const next = (): void => {
@@ -224,14 +224,11 @@ function ask(dial: { sock: Socket; ready: 'connect' | 'secureConnect' }, host: s
       if (!length) return void sock.destroy();
       const total = end + 4 + Number(length[1]);
       if (buf.length < total) return;
-      if (head.startsWith('HTTP/1.1 200')) {
-        answered++;
-        counted();
-      }
+      if (head.startsWith('HTTP/1.1 200')) counted();
       buf = buf.subarray(total);
       next();
     });
     sock.on('error', () => {});
-    sock.on('close', () => resolve(answered));
+    sock.on('close', () => resolve());
   });
 }
