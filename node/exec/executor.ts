@@ -60,13 +60,15 @@ export class Executor {
       if (body.length > this.cfg.limits.answerBytesMax) return sendError(new CapturedAnswer(reply), new EwsError('ANSWER_TOO_LARGE', `the answer is ${body.length} bytes`));
       reply(status, h, body);
     });
+    // Whatever the handler did, the answer ends (one settle of its promise, no catch/finally chain per request).
+    const over = (): void => {
+      if (!out.writableFinished) out.destroy();
+    };
     mirror.accepted();
-    this.handlers
-      .execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, level: f.level, origin: f.origin, signal: cancel }, out)
-      .catch((err: unknown) => sendError(out, err))
-      .finally(() => {
-        if (!out.writableFinished) out.destroy();
-      });
+    this.handlers.execute({ method: f.method, url: f.url, headers, body: f.body, cls: cls.name, level: f.level, origin: f.origin, signal: cancel }, out).then(over, (err: unknown) => {
+      sendError(out, err);
+      over();
+    });
     return cancel;
   }
 
@@ -81,6 +83,9 @@ export class Executor {
       ended = true;
       mirror.finished();
       done();
+    };
+    const over = (): void => {
+      if (run.res.writableFinished || run.res.destroyed) end();
     };
     run.res.once('close', end);
     this.handlers
@@ -101,9 +106,9 @@ export class Executor {
         },
         run.res,
       )
-      .catch((err: unknown) => sendError(run.res, err))
-      .finally(() => {
-        if (run.res.writableFinished || run.res.destroyed) end();
+      .then(over, (err: unknown) => {
+        sendError(run.res, err);
+        over();
       });
     return cancel;
   }

@@ -83,8 +83,7 @@ export class Intake {
             later: (fn) => setImmediate(fn),
             start: ([job, level]) => this.startLocal(job, level),
             gone: ([job]) => job.state !== 'running' || job.payload.res.destroyed || job.payload.res.writableEnded,
-            // Its client left (or the core timed it out) while it waited: nothing runs; the core counts it
-            // ended, unless the timeout already did.
+            // Its client left (or the core timed it out) while it waited: nothing runs; the core counts it ended, unless the timeout did.
             dropped: ([job]) => this.run(this.dispatch.finished(job, 0, this.d.clock.now())),
           })
         : undefined;
@@ -257,12 +256,13 @@ export class Intake {
 
   private startLocal(job: Job<Exchange>, level: number): void {
     const ex = job.payload;
-    // What the board's handlers read as the master set it: the client's address, the scoped key, the user.
-    const headers: LocalRun['headers'] = { ...ex.req.headers, 'x-forwarded-for': this.clientOf(ex.req) };
-    delete headers['x-ews-user'];
+    // What the board's handlers read as the master set it: the client's address, the scoped key, the user (no `delete`: slow).
+    const headers: LocalRun['headers'] = {};
+    for (const k in ex.req.headers) if (k !== 'x-ews-user') headers[k] = ex.req.headers[k];
+    headers['x-forwarded-for'] = this.clientOf(ex.req);
     if (ex.key !== undefined) headers['idempotency-key'] = ex.key;
     if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
-    const redirect = (location: string) => this.followRedirect(ex, location);
+    const redirect = (to: string) => this.followRedirect(ex, to);
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res, redirect }, () => {
       this.local.delete(job);
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
