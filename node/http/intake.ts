@@ -262,7 +262,7 @@ export class Intake {
     headers['x-forwarded-for'] = this.clientOf(ex.req);
     if (ex.key !== undefined) headers['idempotency-key'] = ex.key;
     if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
-    const redirect = (to: string) => this.followRedirect(ex, to);
+    const redirect = (location: string) => this.followRedirect(ex, location);
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res, redirect }, () => {
       this.local.delete(job);
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));

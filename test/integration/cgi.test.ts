@@ -1,5 +1,6 @@
 // CGI programs through the cluster: a program in the boards' cgi directory answers through any
-// board; credentials never reach it; a keyed POST runs once and its retry is replayed.
+// board; credentials never reach it, nor a user the client names itself (x-ews-user); a keyed
+// POST runs once and its retry is replayed.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,5 +101,35 @@ describe('CGI programs', () => {
     assert.equal(bad.status, 502);
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'CGI_BAD_HEADER');
     assert.equal((await fetch(`${c.boards[0]!.url}/cgi-bin/nothing.sh`)).status, 404);
+  });
+});
+
+describe('CGI programs the master runs itself (one board)', () => {
+  let c: TestCluster;
+  const dir = mkdtempSync(join(tmpdir(), 'ews-cgi-it-one-'));
+  before(async () => {
+    writeFileSync(join(dir, 'env.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n"\nenv | sort\n');
+    chmodSync(join(dir, 'env.sh'), 0o755);
+    c = await makeCluster(1, (cfg) => {
+      cfg.cgi = { dir };
+    });
+    await converged(c);
+  });
+  after(async () => {
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a client's own x-ews-user names nobody: the program sees no user; the client's other headers pass", async () => {
+    const r = await fetch(`${c.boards[0]!.url}/cgi-bin/env.sh`, { headers: { 'x-ews-user': 'eve admin bearer', 'x-test': 'yes' } });
+    assert.equal(r.status, 200);
+    const env = Object.fromEntries(
+      (await r.text())
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    assert.deepEqual([env.EWS_BOARD, env.HTTP_X_TEST], ['b1', 'yes']);
+    assert.deepEqual([env.REMOTE_USER, env.EWS_USER_ROLE, env.AUTH_TYPE], [undefined, undefined, undefined]);
   });
 });
