@@ -276,8 +276,8 @@ export class Intake {
     const headers: string[] = [];
     for (let i = 0; i < raw.length; i += 2) {
       const k = raw[i]!.toLowerCase();
-      // The master sets x-forwarded-for itself (below): a client's own is not passed on; the key goes as the router scoped it.
-      if (isEndToEnd(k) && k !== 'x-forwarded-for' && k !== 'idempotency-key') headers.push(k, raw[i + 1]!);
+      // x-forwarded-for is the master's (below), the key as the router scoped it; Host passes (a program's SERVER_NAME, HTTP_HOST).
+      if (k === 'host' || (isEndToEnd(k) && k !== 'x-forwarded-for' && k !== 'idempotency-key')) headers.push(k, raw[i + 1]!);
     }
     headers.push('x-forwarded-for', this.clientOf(ex.req));
     if (ex.key !== undefined) headers.push('idempotency-key', ex.key);

@@ -26,6 +26,8 @@ describe('CGI programs', () => {
     }
     writeFileSync(join(only, 'only-here.sh'), '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\n%s" "$EWS_BOARD"\n');
     chmodSync(join(only, 'only-here.sh'), 0o755);
+    writeFileSync(join(only, 'only-env.sh'), readFileSync(join(dir, 'env.sh')));
+    chmodSync(join(only, 'only-env.sh'), 0o755);
     c = await makeCluster(2, (cfg) => {
       cfg.cgi = { dir, programs: { 'bump.sh': { timeoutMs: 2000 } } };
       (cfg.boards as Array<Record<string, unknown>>)[1]!.cgiDir = only;
@@ -64,6 +66,21 @@ describe('CGI programs', () => {
     assert.equal(env.HTTP_X_TEST, 'yes');
     assert.equal(env.HTTP_COOKIE, undefined);
     assert.ok(['b1', 'b2'].includes(env.EWS_BOARD!));
+  });
+
+  test('a program a node runs sees the Host its client used, as one the master runs does', async () => {
+    const master = (await converged(c)).master;
+    assert.equal(master, 'b1', 'the staggered boot makes b1 the master, so b2 runs only-env.sh as a node');
+    const b1 = new URL(c.boards[0]!.url);
+    const ask = () => fetch(`${c.boards[0]!.url}/cgi-bin/only-env.sh`);
+    await waitFor('b2 announced its programs', async () => (await ask()).status === 200, 15_000, 100);
+    const env = Object.fromEntries(
+      (await (await ask()).text())
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    assert.deepEqual([env.EWS_BOARD, env.HTTP_HOST, env.SERVER_NAME, env.SERVER_PORT], ['b2', b1.host, b1.hostname, b1.port]);
   });
 
   test('a keyed POST runs once; its retry through another board is replayed', async () => {
