@@ -287,7 +287,9 @@ export class DispatchCore<P> {
         continue;
       }
       // It would likely finish after its class deadline (waited + recent service time and its spread): answer now, not spend a board on an answer its client will not wait for.
-      if (waited + this.service.likelyMs(job.cls) > this.cfg.classes[job.cls]!.deadlineMs) {
+      // Unless the estimate alone is past the deadline and no job of the class is in service to renew it: it would refuse the class for good, so this job goes and tests it.
+      const likely = this.service.likelyMs(job.cls);
+      if (waited + likely > this.cfg.classes[job.cls]!.deadlineMs && (likely <= this.cfg.classes[job.cls]!.deadlineMs || this.inflight[job.cls]! > 0)) {
         this.refuse(out, job, 'expired', 'QUEUE_TIMEOUT', 'it could not be served within its deadline', 1, nowMs);
         continue;
       }

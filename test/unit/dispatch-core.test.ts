@@ -451,3 +451,24 @@ test('a drained board gets no new work; a job bound to drained (or down) boards 
   assert.deepEqual(dispatches(core.submit('y', info({ cls: 0, candidates: [1] }), 0).effects), ['y@1']);
   core.check();
 });
+
+test('a service estimate past the deadline does not refuse its class for good: with none of the class in service, the next job goes and renews it', () => {
+  const { core } = setup({ inFlightPerBoardMax: 2 }, 1, 'share', { highReserve: 0 });
+  // Two control answers that took 2.5 s (a board in trouble): likely 2 500 ms, past the 1 000 ms deadline.
+  core.finished(core.submit('s1', info(), 0).job, 0, 2500);
+  core.finished(core.submit('s2', info(), 2500).job, 0, 5000);
+  assert.equal(core.service.likelyMs(0), 2500);
+  // None of the class in service: a new one is dispatched, not refused at once.
+  const probe = core.submit('p', info(), 5000);
+  assert.deepEqual(dispatches(probe.effects), ['p@0']);
+  // While it runs, the estimate still refuses the class (a free slot, waited 0 + 2 500 > 1 000).
+  const q = core.submit('q', info(), 5001);
+  assert.deepEqual(
+    q.effects.map((e) => (e.kind === 'refuse' ? e.code : e.kind)),
+    ['QUEUE_TIMEOUT'],
+  );
+  // The probe's quick answer renews the estimate.
+  core.finished(probe.job, 0, 5010);
+  assert.deepEqual([core.service.meanMs[0], core.service.devMs[0]], [2002, 622.5]);
+  core.check();
+});
