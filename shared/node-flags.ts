@@ -7,4 +7,10 @@
 // 2 115-2 230 req/s against 1 834-1 947 at 1 MB, with a lower peak RSS (77-78 MB against 80;
 // 3 and 4 MB: 82 MB) (bench/results/dispatch-path.md, seventh pass). Old space stays well above
 // what the bounded queues and sockets can hold.
-export const BOARD_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--max-old-space-size=48'];
+// TurboFan inlines at most 230 bytes of bytecode into one function (V8's default: 920). A board at
+// 20 % of a core compiles on its own quota: a node that takes over spends its first seconds
+// compiling the master's path, and smaller compilations get it there sooner (the first 8 s after
+// a takeover, 8 hand pairs: a median of 1 832 req/s against 1 635); settled, 3 boards served
+// 2 211-2 243 req/s against 2 117-2 252 with a lower p99 (6 pairs; bench/results/README.md).
+// Not a NODE_OPTIONS flag: the systemd unit passes these on its command line.
+export const BOARD_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--max-old-space-size=48', '--max-inlined-bytecode-size-cumulative=230'];
