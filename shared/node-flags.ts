@@ -10,7 +10,8 @@
 // TurboFan inlines at most 230 bytes of bytecode into one function (V8's default: 920). A board at
 // 20 % of a core compiles on its own quota: a node that takes over spends its first seconds
 // compiling the master's path, and smaller compilations get it there sooner (the first 8 s after
-// a takeover, 8 hand pairs: a median of 1 832 req/s against 1 635); settled, 3 boards served
-// 2 211-2 243 req/s against 2 117-2 252 with a lower p99 (6 pairs; bench/results/README.md).
+// a takeover, 8 hand pairs: a median of 1 832 req/s against 1 635); settled, 3 boards were not
+// slower (6 pairs: medians 2 228 against 2 172 req/s, p99 about 42 ms against 78;
+// bench/results/README.md).
 // Not a NODE_OPTIONS flag: the systemd unit passes these on its command line.
 export const BOARD_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--max-old-space-size=48', '--max-inlined-bytecode-size-cumulative=230'];
