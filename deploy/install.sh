@@ -82,8 +82,8 @@ if [ -n "$was" ] && [ "$was" != "releases/$version" ]; then ln -sfn "$was" "$roo
 ln -sfn "releases/$version" "$root/opt/ews/.current.new" && mv -T "$root/opt/ews/.current.new" "$root/opt/ews/current"
 install -m 0640 "$config" "$root/etc/ews/cluster.json"
 printf 'EWS_BOARD=%s\n' "$board" > "$root/etc/ews/board.env"
-# Keep in step with shared/node-flags.ts (a test checks).
-sed -e "s#@NODE@#$node#" -e "s#@NODE_FLAGS@#--max-semi-space-size=2 --max-old-space-size=48 --max-inlined-bytecode-size-cumulative=230#" "$pkg/ews.service" > "$root/etc/systemd/system/ews.service"
+# The package's unit already names the board V8 flags (deploy/pack.sh); only the Node is this install's.
+sed -e "s#@NODE@#$node#" "$pkg/ews.service" > "$root/etc/systemd/system/ews.service"
 
 # `ews` on PATH: a wrapper that runs the installed bundle with this Node.
 install -d "$root/usr/local/bin"

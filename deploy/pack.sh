@@ -10,7 +10,10 @@ mkdir -p "$out/node_modules"
 cp dist/ews.js "$out/ews.js"
 cp dist/ews-plane.js "$out/ews-plane.js"  # the cluster plane's thread
 cp -r dist/site "$out/site"
-cp README.md deploy/ews.service deploy/example-cluster.json deploy/install.sh "$out/"
+cp README.md deploy/example-cluster.json deploy/install.sh "$out/"
+# The unit with the board V8 flags on its command line, from their one list (shared/node-flags.ts).
+flags=$(node --import tsx -e 'import("./shared/node-flags.ts").then((m) => process.stdout.write(m.BOARD_NODE_FLAGS.join(" ")))')
+sed -e "s#@NODE_FLAGS@#$flags#" deploy/ews.service > "$out/ews.service"
 printf '{ "name": "ews-board", "private": true, "type": "module" }\n' > "$out/package.json"
 # The release's version (node/version.ts reads it beside ews.js; a bundle may raise it).
 node -e 'process.stdout.write(JSON.stringify({ version: require("./package.json").version }) + "\n")' > "$out/release.json"
