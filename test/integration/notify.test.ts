@@ -86,7 +86,10 @@ describe('alarm notifications', () => {
   const u = (id: string) => c.boards.find((b) => b.id === id)!.url;
   const post = (id: string, path: string, body: unknown = {}) =>
     fetch(`${u(id)}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
-  const subjects = (what: RegExp) => mails.filter((m) => what.test(/^Subject: (.*)$/m.exec(m.data)?.[1] ?? ''));
+  // The test is about valve-open's messages. Under load the run lasts long enough for the board-down
+  // alarm of the killed master (held 3 s) to be raised and notified too: that one is not counted here.
+  const subjects = (what: RegExp) => mails.filter((m) => /^X-Ews-Alarm: valve-open\r?$/m.test(m.data) && what.test(/^Subject: (.*)$/m.exec(m.data)?.[1] ?? ''));
+  const valveHooks = () => hooks.filter((h) => h.alarm.id === 'valve-open');
 
   test('one message per transition, reminders until acknowledged; a dead webhook is retried and counted and blocks nothing; exactly one raise across a master SIGKILL before its send', async (t) => {
     assert.equal((await post('b1', '/cgi-bin/devices/valve3/set', { value: 80 })).status, 200);
@@ -115,27 +118,35 @@ describe('alarm notifications', () => {
     });
     await new Promise<void>((r) => hookServer!.listen(hookPort, '127.0.0.1', () => r()));
     const master = (await converged(c, ['b2', 'b3'], ['b2', 'b3'], (v) => v.master !== 'b1')).master!;
-    await waitFor('the raise by webhook, from the new master', async () => hooks.some((h) => h.event === 'raised'), 20_000);
-    const since = hooks.find((h) => h.event === 'raised')!.alarm.since;
+    await waitFor('the raise by webhook, from the new master', async () => valveHooks().some((h) => h.event === 'raised'), 20_000);
+    const since = valveHooks().find((h) => h.event === 'raised')!.alarm.since;
     // Acknowledged: no more reminders once the one in flight is out; then cleared.
     assert.equal((await post(master, '/api/alarms/valve-open/ack')).status, 200);
     const remindersAtAck = subjects(/STILL RAISED/).length;
     assert.equal((await post(master, '/cgi-bin/devices/valve3/set', { value: 10 })).status, 200);
-    await waitFor('the clear by e-mail and webhook', async () => subjects(/CLEARED/).length === 1 && hooks.some((h) => h.event === 'cleared'), 20_000);
+    await waitFor('the clear by e-mail and webhook', async () => subjects(/CLEARED/).length === 1 && valveHooks().some((h) => h.event === 'cleared'), 20_000);
     const reminders = subjects(/STILL RAISED/).map((m) => Number(/reminder (\d+)/.exec(m.data)![1]));
     const doubled = reminders.length - new Set(reminders).size;
-    t.diagnostic(`e-mail reminders ${reminders.join(', ')} (${doubled} sent twice across the master's death); webhook events ${hooks.map((h) => `${h.event}${h.repeat || ''}`).join(', ')}`);
+    t.diagnostic(
+      `e-mail reminders ${reminders.join(', ')} (${doubled} sent twice across the master's death); webhook events ${valveHooks()
+        .map((h) => `${h.event}${h.repeat || ''}`)
+        .join(', ')}`,
+    );
     assert.equal(subjects(/\] RAISED critical/).length, 1, 'one raise by e-mail, across the failover');
-    assert.equal(hooks.filter((h) => h.event === 'raised').length, 1, 'one raise by webhook');
+    assert.equal(valveHooks().filter((h) => h.event === 'raised').length, 1, 'one raise by webhook');
     assert.ok(
-      hooks.every((h) => h.alarm.id === 'valve-open' && h.alarm.since === since),
+      valveHooks().every((h) => h.alarm.since === since),
       'one episode',
     );
     assert.equal(subjects(/CLEARED/).length, 1);
-    assert.equal(hooks.filter((h) => h.event === 'cleared').length, 1);
+    assert.equal(valveHooks().filter((h) => h.event === 'cleared').length, 1);
     assert.ok(reminders.length <= remindersAtAck + 1, `no reminder after the acknowledgement but the one in flight (${remindersAtAck} at the ack, ${reminders.length} now)`);
     assert.deepEqual(badSignatures, [], 'every webhook POST signed');
     assert.equal(doubled, 0, 'no reminder twice: each was on the new master before the old one died');
-    assert.equal(await metric(u(master), 'ews_notify_sent_total', { target: 'webhook-0', event: 'raised' }), 1);
+    // The new master counts every raise it sent by webhook: valve-open's, and board-down-b1's if it came.
+    await waitFor(
+      'the sent raises counted',
+      async () => (await metric(u(master), 'ews_notify_sent_total', { target: 'webhook-0', event: 'raised' })) === hooks.filter((h) => h.event === 'raised').length,
+    );
   });
 });
