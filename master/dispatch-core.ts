@@ -9,14 +9,15 @@ import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import { classAtRank } from '../shared/qos-config.ts';
 import type { StateTable } from '../shared/state-table.ts';
+import { DispatchView } from './dispatch-view.ts';
 import { HighReserve } from './high-reserve.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
-import { type BoardLoadView, MasterWork } from './least-connection.ts';
+import { MasterWork } from './least-connection.ts';
 import { AdmissionController } from './qos/admission.ts';
 import { DispatchLoops } from './qos/dispatch-loops.ts';
 import { ReserveQueue } from './qos/reserve-queue.ts';
 import { RunGroups } from './run-groups.ts';
-import type { Outcome, Scheduler } from './scheduler.ts';
+import type { Outcome, RunTest, Scheduler } from './scheduler.ts';
 import { schedulerFor } from './scheduler-factory.ts';
 import { ServiceTimes } from './service-time.ts';
 import { StandingQueues } from './standing-queue.ts';
@@ -32,7 +33,7 @@ export function dispatchTickMs(cfg: Config): number {
   return Math.max(10, Math.min(250, Math.min(...cfg.classes.map((c) => c.deadlineMs)) / 4));
 }
 
-export class DispatchCore<P> {
+export class DispatchCore<P> implements RunTest<Job<P>> {
   readonly scheduler: Scheduler<Job<P>>;
   private readonly reserve: ReserveQueue<Job<P>>;
   private readonly admission: AdmissionController | undefined;
@@ -55,13 +56,10 @@ export class DispatchCore<P> {
   private lastPick = -1;
   private periodN = 0;
   private readonly all: readonly number[];
-  /** The table as dispatch sees it at `viewNow`: a board silent for Tthreshold is down even before the cluster core's next tick says so. */
-  private viewNow = 0;
-  private readonly view: BoardLoadView;
+  /** The table as dispatch sees it (at the time of the event being handled). */
+  private readonly view: DispatchView;
   private readonly masterWork: MasterWork;
-  private readonly down: (board: number) => boolean;
-  private readonly drained = (board: number): boolean => this.table.drained(board);
-  private readonly boardId = (board: number): string => this.cfg.boards[board]!.id;
+  private readonly ids: readonly string[];
 
   constructor(
     private readonly cfg: Config,
@@ -71,10 +69,8 @@ export class DispatchCore<P> {
     private readonly table: StateTable,
     rand: () => number,
   ) {
-    const silentMs = cfg.cluster.tthresholdMs;
-    // A drained board is up but takes no new work: to dispatch it is as good as joining (0).
-    this.view = { n: table.n, linknum: (i) => table.linknum(i), runstate: (i) => (this.down(i) ? -1 : table.drained(i) ? 0 : table.runstate(i)) };
-    this.down = (i) => i !== self && (this.viewNow - table.lastHeard(i) > silentMs || table.runstate(i) === -1);
+    this.view = new DispatchView(table, self, cfg.cluster.tthresholdMs);
+    this.ids = cfg.boards.map((b) => b.id);
     this.masterWork = new MasterWork(this.view, self, cfg.cluster.masterWork, cfg.boards.length);
     const q = cfg.qos;
     this.scheduler = schedulerFor<Job<P>>(cfg, { queueBytesMax: cfg.limits.queueBytesMax, scanMax: SCAN_MAX });
@@ -110,8 +106,8 @@ export class DispatchCore<P> {
   private admit(job: Job<P>, nowMs: number): Effect<P>[] {
     const out: Effect<P>[] = [];
     // A device whose every board is down (silent past Tthreshold, or gone): answered at once, not queued to its deadline.
-    this.viewNow = nowMs;
-    const none = unreachable(job.candidates, this.down, this.drained, this.boardId);
+    this.view.nowMs = nowMs;
+    const none = unreachable(job.candidates, this.view, this.ids);
     if (none) return this.refuse(out, job, 'refused', none.code, none.message, none.code === 'MAINTENANCE' ? 30 : 2, nowMs);
     // Admission control (000): verified sessions pass; others with probability p up to target_in; the rest wait in the reserve queue.
     if (this.admission && this.admission.arrive(job.cls, job.session) === 'reserve') {
@@ -237,7 +233,7 @@ export class DispatchCore<P> {
       ...(this.admission ? { admission: this.admission.state(), reserve: this.reserve.lengths() } : {}),
       ...this.loops.state(),
       inflight: [...this.inflight],
-      ...this.highReserve.metrics(this.viewNow),
+      ...this.highReserve.metrics(this.view.nowMs),
     };
   }
 
@@ -249,35 +245,34 @@ export class DispatchCore<P> {
     this.groups.check(this.running.values());
   }
 
-  // ---- internals: the scheduler's test of a job in a pass of pumpInto (made once), the board it goes to, the board for any job per room (null: not looked for).
+  // ---- internals: in a pass of pumpInto, the board the scheduler's test chose, and the board for any job per room (null: not looked for).
   private passChosen = -1;
   private passOpen: number | undefined | null = null;
-  private readonly canRunJob = (j: Job<P>): boolean => {
+  /** The scheduler's test: whether job `j` can start now (a method, so every core's scheduler calls the same function). */
+  canRun(j: Job<P>): boolean {
     if (!this.loops.canRun(j.cls, this.inflight[j.cls]!)) return false;
-    if (j.cls !== this.firstCls && !this.highReserve.allows(this.viewNow)) return false;
+    if (j.cls !== this.firstCls && !this.highReserve.allows(this.view.nowMs)) return false;
     const tried = j.tried.length > 0 ? this.candidates(j) : j.candidates;
     const pool = j.group === undefined ? tried : this.groups.withRoom(j.group, j.groupMax, tried ?? this.all);
     const b = pool === undefined && this.passOpen !== null ? this.passOpen : this.masterWork.pick(pool, this.cfg.limits.inFlightPerBoardMax, this.lastPick);
     if (pool === undefined) this.passOpen = b;
     if (b !== undefined) this.passChosen = b;
     return b !== undefined;
-  };
-
-  private readonly sizeOf = (cls: number): number => this.scheduler.size(cls);
+  }
 
   /** A planned handover: nothing new is dispatched before this time (what waits goes to the next master). */
   pausedUntilMs = -Infinity;
 
   private pumpInto(out: Effect<P>[], nowMs: number): Effect<P>[] {
-    this.viewNow = nowMs;
+    this.view.nowMs = nowMs;
     this.highReserve.wakeAtMs = undefined;
     if (nowMs < this.pausedUntilMs) return out;
     for (;;) {
       this.passOpen = null;
-      const job = this.scheduler.take(nowMs, this.canRunJob);
+      const job = this.scheduler.take(nowMs, this);
       const chosen = this.passChosen;
       if (!job) {
-        this.standing.observe(this.sizeOf, nowMs);
+        this.standing.observe(this.scheduler, nowMs);
         return out;
       }
       const waited = nowMs - job.enqueuedMs;

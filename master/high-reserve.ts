@@ -66,7 +66,7 @@ export class HighReserve {
     /** The jobs in service, in the order they started (read, never changed). */
     private readonly inService: ReadonlyMap<number, InService>,
     /** The mean service time of each class (0: none seen yet; read, never changed). */
-    private readonly classServiceMs: readonly number[],
+    private readonly classServiceMs: ArrayLike<number>,
   ) {}
 
   /** A job of the first class arrived. */

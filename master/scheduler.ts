@@ -28,13 +28,18 @@ export interface Outcome {
   readonly deadlineMet: boolean;
 }
 
+/** Whether a queued item can start now (the dispatch core's test: an object, so a new core's scheduler calls the same method). */
+export interface RunTest<T> {
+  canRun(item: T): boolean;
+}
+
 export type EnqueueResult = 'ok' | 'class-full' | 'bytes-full';
 
 export interface Scheduler<T extends QueueItem> {
   readonly name: string;
   enqueue(item: T): EnqueueResult;
-  /** The next item to dispatch; only items `canRun` accepts are taken (FIFO within a class, scanning at most scanMax per class). */
-  take(nowMs: number, canRun: (item: T) => boolean): T | undefined;
+  /** The next item to dispatch; only items `test` accepts are taken (FIFO within a class, scanning at most scanMax per class). */
+  take(nowMs: number, test: RunTest<T>): T | undefined;
   remove(item: T): boolean;
   /** Remove and return every item queued past its class deadline. */
   expire(nowMs: number): T[];
@@ -127,20 +132,20 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   }
 
   /** First runnable entry of class `cls`, looking at no more than scanMax entries. */
-  protected firstRunnable(cls: number, canRun: (item: T) => boolean): { item: T; seq: number } | undefined {
+  protected firstRunnable(cls: number, test: RunTest<T>): { item: T; seq: number } | undefined {
     // A plain walk (no iterator or closure per call: this runs for every class on every dispatch).
     let n = this.queues[cls]!.first();
-    for (let i = 0; n && i < this.limits.scanMax; i++, n = n.next) if (canRun(n.value.item)) return n.value;
+    for (let i = 0; n && i < this.limits.scanMax; i++, n = n.next) if (test.canRun(n.value.item)) return n.value;
     return undefined;
   }
 
-  take(_nowMs: number, canRun: (item: T) => boolean): T | undefined {
-    const picked = this.pick(canRun);
+  take(_nowMs: number, test: RunTest<T>): T | undefined {
+    const picked = this.pick(test);
     if (picked) this.remove(picked);
     return picked;
   }
 
-  protected abstract pick(canRun: (item: T) => boolean): T | undefined;
+  protected abstract pick(test: RunTest<T>): T | undefined;
 
   readonly periodic: boolean = false;
   tick(_nowMs: number): void {}
@@ -149,10 +154,10 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
     return {};
   }
   /** Queue heads that may run, one per class (scanning at most scanMax), with their arrival sequence. */
-  protected heads(canRun: (item: T) => boolean): Array<{ cls: number; item: T; seq: number }> {
+  protected heads(test: RunTest<T>): Array<{ cls: number; item: T; seq: number }> {
     const out: Array<{ cls: number; item: T; seq: number }> = [];
     for (let cls = 0; cls < this.queues.length; cls++) {
-      const e = this.firstRunnable(cls, canRun);
+      const e = this.firstRunnable(cls, test);
       if (e) out.push({ cls, item: e.item, seq: e.seq });
     }
     return out;
@@ -169,9 +174,9 @@ export class PriorityScheduler<T extends QueueItem> extends ClassQueues<T> {
     super(classes, limits);
     this.order = classes.map((_, i) => i).sort((a, b) => classes[a]!.priority - classes[b]!.priority || a - b);
   }
-  protected pick(canRun: (item: T) => boolean): T | undefined {
+  protected pick(test: RunTest<T>): T | undefined {
     for (const cls of this.order) {
-      const e = this.firstRunnable(cls, canRun);
+      const e = this.firstRunnable(cls, test);
       if (e) return e.item;
     }
     return undefined;
@@ -181,10 +186,10 @@ export class PriorityScheduler<T extends QueueItem> extends ClassQueues<T> {
 /** The paper's baseline: plain arrival order, classes ignored (still bounded per class). */
 export class FifoScheduler<T extends QueueItem> extends ClassQueues<T> {
   readonly name = 'fifo';
-  protected pick(canRun: (item: T) => boolean): T | undefined {
+  protected pick(test: RunTest<T>): T | undefined {
     let best: { item: T; seq: number } | undefined;
     for (let cls = 0; cls < this.queues.length; cls++) {
-      const e = this.firstRunnable(cls, canRun);
+      const e = this.firstRunnable(cls, test);
       if (e && (!best || e.seq < best.seq)) best = e;
     }
     return best?.item;

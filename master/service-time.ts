@@ -11,14 +11,14 @@ const MEAN_GAIN = 0.2;
 const DEV_GAIN = 0.25;
 
 export class ServiceTimes {
-  /** The average per class (0: none seen yet). */
-  readonly meanMs: number[];
+  /** The average per class (0: none seen yet). Float64Arrays: a plain array of small integers changes its element kind at the first fraction, and code V8 compiled for one kind is dropped when a new master's estimates start as the other. */
+  readonly meanMs: Float64Array;
   /** The mean deviation from it per class (0 after the first sample). */
-  readonly devMs: number[];
+  readonly devMs: Float64Array;
 
   constructor(classes: number) {
-    this.meanMs = Array.from({ length: classes }, () => 0);
-    this.devMs = Array.from({ length: classes }, () => 0);
+    this.meanMs = new Float64Array(classes);
+    this.devMs = new Float64Array(classes);
   }
 
   /** A job of the class was answered `ms` after it was dispatched. */

@@ -22,12 +22,12 @@ export class StandingQueues {
     this.any = this.waitMs.some((w) => w !== undefined);
   }
 
-  /** A look at the queues after the dispatch core acted: `size(cls)` waiting in each class. */
-  observe(size: (cls: number) => number, nowMs: number): void {
+  /** A look at the queues after the dispatch core acted: `queues.size(cls)` waiting in each class. */
+  observe(queues: { size(cls: number): number }, nowMs: number): void {
     if (!this.any) return;
     for (let c = 0; c < this.since.length; c++) {
       if (this.waitMs[c] === undefined) continue;
-      if (size(c) === 0) this.since[c] = undefined;
+      if (queues.size(c) === 0) this.since[c] = undefined;
       else this.since[c] ??= nowMs;
     }
   }

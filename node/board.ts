@@ -110,7 +110,8 @@ export class Board {
     const [epochOf, executeLocal]: [IntakeDeps['epochOf'], IntakeDeps['executeLocal']] = [(board) => mirror.epochOf(board), (run, done) => executor.local(run, done)];
     const programBoards = (n: string): readonly number[] | undefined => reactions.programs.boardsWith(n);
     const intakeDeps = { cfg, self: self.index, clock, mirror, dispatchLink: dispatch, epochOf, executeLocal, metrics, log, idempotency: store, programBoards, devices: devicesNow };
-    const intake = new Intake(intakeDeps);
+    // Spread, as the rehearsal's stage spreads them: one shape for the live and the stage's (http/rehearsal.ts).
+    const intake = new Intake({ ...intakeDeps });
     const [relay, sync, tls, owned] = [new MasterRelay(cfg, self, opts.tls), service('sync'), opts.tls, handlers.programs];
     const notifier = cfg.notify && new Notifier(cfg, cfg.notify, () => this.reactions.operator, log, metrics);
     const heard = (b: number) => push.converge(b);
@@ -131,7 +132,7 @@ export class Board {
     const sessions = new SessionRoutes(cfg, guard, state.revoked, (revoked) => reactions.loggedOut(revoked));
     const watched = () => reactions.watched();
     const routerDeps = { cfg, self, mirror, guard, sessions, intake, relay, hub, metrics, operator, view, watched, closing, running, push, apply, upgrade, tls };
-    const router = new Router(routerDeps);
+    const router = new Router({ ...routerDeps });
     this.rehearsal = new Rehearsal({ router: routerDeps, intake: intakeDeps, frames, clock, log, tls });
     const known = (user: string) => guard.users.some((u) => u.name === user);
     sessions.onLogin = (user, ok, client) => reactions.operator.recordLogin(user, ok, client, known(user));

@@ -5,6 +5,7 @@ import { readCgi } from './cgi-config.ts';
 import { parseClusterKey } from './cluster-key.ts';
 import { configDigest } from './config-digest.ts';
 import { isObj, type Raw, Reader } from './config-reader.ts';
+import { frozenConfig } from './config-shapes.ts';
 import { readDevices, readSchedules } from './device-config.ts';
 import { readGateway } from './gateway-config.ts';
 import { IDEM_RECORD_BYTES_MAX } from './idempotency-store.ts';
@@ -309,7 +310,28 @@ export function parseConfig(raw: unknown): Config {
   const configVersion = r.int(raw, 'configVersion', '', 0, 0, Number.MAX_SAFE_INTEGER);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const digest = configDigest(raw);
-  return deepFreeze({ cluster, boards, classes, qos, limits, auth, devices, schedules, history, alarms, notify, cgi, mqtt, stateDir, tls, benchmarkHandlers, upgrade, gateway, configVersion, digest });
+  return frozenConfig({
+    cluster,
+    boards,
+    classes,
+    qos,
+    limits,
+    auth,
+    devices,
+    schedules,
+    history,
+    alarms,
+    notify,
+    cgi,
+    mqtt,
+    stateDir,
+    tls,
+    benchmarkHandlers,
+    upgrade,
+    gateway,
+    configVersion,
+    digest,
+  });
 }
 
 /** Problems that make `ews start` refuse to boot, beyond validity. */
@@ -317,14 +339,6 @@ export function startProblems(cfg: Config): string[] {
   const out: string[] = [];
   if (cfg.auth === undefined) out.push('auth: is required to start a board; set "auth": {"disabled": true} to run without login explicitly');
   return out;
-}
-
-function deepFreeze<T>(o: T): T {
-  if (typeof o === 'object' && o !== null && !Buffer.isBuffer(o) && !(o instanceof RegExp) && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
 }
 
 export { ipv4ToInt };

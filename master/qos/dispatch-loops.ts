@@ -41,7 +41,7 @@ export class DispatchLoops {
    * response times of the period's completions: that lags a whole period, and a batch is over
    * before it tells; after a queue drains it still reports the old waits and takes slots again.)
    */
-  period(queues: { newestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: readonly number[] } = { newestWaitMs: [], queued: [], serviceMs: [] }): void {
+  period(queues: { newestWaitMs: ReadonlyArray<number | undefined>; queued: readonly number[]; serviceMs: ArrayLike<number> } = { newestWaitMs: [], queued: [], serviceMs: [] }): void {
     if (this.adapt) {
       const a = this.cfg.qos.adaptation!;
       this.adapt.U = this.adapt.monitor.take(this.cfg.qos.periodMs, a.a, a.b).U;

@@ -4,7 +4,7 @@
 // F = S + C1·P/Φa, P its expected service time (learned per class); a free slot serves the
 // smallest F. Every period each weight is recomputed from its initial weight and its queue
 // length: Φa = Φa0 · (1 + β·qa), so a congested queue gets more service before it overflows.
-import { type ClassBounds, ClassQueues, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type QueueItem, type RunTest, type SchedulerLimits } from '../scheduler.ts';
 
 export interface DwfsOptions {
   /** Initial weight per class (Φa0). */
@@ -97,14 +97,14 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
     return super.remove(item);
   }
 
-  override take(nowMs: number, canRun: (item: T) => boolean): T | undefined {
+  override take(nowMs: number, test: RunTest<T>): T | undefined {
     this.advance(nowMs);
-    return super.take(nowMs, canRun);
+    return super.take(nowMs, test);
   }
 
-  protected pick(canRun: (item: T) => boolean): T | undefined {
+  protected pick(test: RunTest<T>): T | undefined {
     let best: { item: T; f: number; seq: number } | undefined;
-    for (const h of this.heads(canRun)) {
+    for (const h of this.heads(test)) {
       const f = this.tags.get(h.item)?.finish ?? Infinity;
       if (!best || f < best.f || (f === best.f && h.seq < best.seq)) best = { item: h.item, f, seq: h.seq };
     }

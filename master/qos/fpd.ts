@@ -1,7 +1,7 @@
 // FPD merge scheduling (paper 000): keep the classes' relative quality proQoS in proportion to
 // their configured shares. A free slot goes to the runnable class furthest below its target share
 // (target_i − proQoS_i largest); ties by class priority, then arrival.
-import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type RunTest, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
 export class FpdScheduler<T extends QueueItem> extends ClassQueues<T> {
@@ -17,10 +17,10 @@ export class FpdScheduler<T extends QueueItem> extends ClassQueues<T> {
     this.logs = classes.map(() => new ResponseLog(k));
   }
 
-  protected pick(canRun: (item: T) => boolean): T | undefined {
+  protected pick(test: RunTest<T>): T | undefined {
     const pro = proportions(this.logs);
     let best: { item: T; deficit: number; prio: number; seq: number } | undefined;
-    for (const h of this.heads(canRun)) {
+    for (const h of this.heads(test)) {
       const deficit = this.targets[h.cls]! - pro[h.cls]!;
       const prio = this.classes[h.cls]!.priority;
       if (!best || deficit > best.deficit + 1e-12 || (Math.abs(deficit - best.deficit) <= 1e-12 && (prio < best.prio || (prio === best.prio && h.seq < best.seq))))

@@ -9,7 +9,7 @@
 // its share ProSet gets Priority = 100 − ProQoS (in %), one below its share keeps a priority above
 // 100; the highest priority goes first. A critical class is never served degraded content
 // (`protect`); one in panic may be (a lighter answer meets its deadline sooner).
-import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type SchedulerLimits } from '../scheduler.ts';
+import { type ClassBounds, ClassQueues, type Outcome, type QueueItem, type RunTest, type SchedulerLimits } from '../scheduler.ts';
 import { proportions, ResponseLog } from './response-log.ts';
 
 export interface MK {
@@ -87,10 +87,10 @@ export class WeaklyHardScheduler<T extends QueueItem> extends ClassQueues<T> {
     return p >= this.shares[cls]! ? 100 - 100 * p : 200 - this.classes[cls]!.priority;
   }
 
-  protected pick(canRun: (item: T) => boolean): T | undefined {
+  protected pick(test: RunTest<T>): T | undefined {
     const pro = proportions(this.logs);
     let best: { item: T; panic: boolean; prio: number; fixed: number; seq: number } | undefined;
-    for (const h of this.heads(canRun)) {
+    for (const h of this.heads(test)) {
       const c = { item: h.item, panic: this.panic(h.cls), prio: (this.critical(h.cls) ? 1000 : 0) + this.priority(h.cls, pro), fixed: this.classes[h.cls]!.priority, seq: h.seq };
       const better =
         !best ||

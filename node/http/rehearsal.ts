@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { BoardConfig, Config } from '../../shared/config.ts';
+import { frozenConfig } from '../../shared/config-shapes.ts';
 import type { FrameCodec } from '../../shared/dispatch-frame.ts';
 import { EwsError } from '../../shared/errors.ts';
 import { headerLines } from '../../shared/header-lines.ts';
@@ -155,9 +156,11 @@ export class Rehearsal {
     const { d } = this;
     const live = d.router;
     const l = live.cfg.limits;
-    let dialled: BoardConfig[] = [];
-    const boards: BoardConfig[] = [0, 1].map((index) => ({ ...live.self, index }));
-    const stage: Config = { ...live.cfg, boards, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined }, limits: { ...l, inFlightPerBoardMax: STAGE_SLOTS } };
+    let dialled: readonly BoardConfig[] = [];
+    const two = [0, 1].map((index) => ({ ...live.self, index }));
+    // Frozen as the live config was: its objects get the live ones' shapes (shared/config.ts).
+    const stage: Config = frozenConfig({ ...live.cfg, boards: two, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined }, limits: { ...l, inFlightPerBoardMax: STAGE_SLOTS } });
+    const { boards } = stage;
     const metrics = new Registry();
     const mirror = new ClusterMirror(stage, boards[0]!, 1, d.clock, d.log, metrics);
     mirror.role = 'master';
@@ -179,7 +182,7 @@ export class Rehearsal {
     const intake = new Intake({ ...d.intake, cfg: stage, self: 0, mirror, dispatchLink: link, metrics, idempotency, executeLocal: neverLocal });
     const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics, closing: () => false });
     const onPort = (port: number): BoardConfig => {
-      dialled = boards.map((b) => ({ ...b, httpPort: port }));
+      dialled = frozenConfig(boards.map((b) => ({ ...b, httpPort: port })));
       return dialled[0]!;
     };
     return { router, intake, stage, onPort };

@@ -14,7 +14,7 @@ interface Item extends QueueItem {
 const bounds = (n: number) => Array.from({ length: n }, (_, i) => ({ priority: i, queueMax: 1000, deadlineMs: 1e9 }));
 const limits = { queueBytesMax: 1 << 30, scanMax: 16 };
 const item = (name: string, cls: number, enqueuedMs = 0): Item => ({ name, cls, enqueuedMs, bytes: 0 });
-const all = () => true;
+const all = { canRun: () => true };
 const outcome = (level: number, met = true) => ({ responseMs: 1, level, levels: 3, deadlineMet: met });
 
 test('response log: sliding absQoS = Σ of the last k qualities; proportions', () => {

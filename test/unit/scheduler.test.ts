@@ -16,7 +16,7 @@ const limits = { queueBytesMax: 100, scanMax: 16 };
 const item = (name: string, cls: number, enqueuedMs = 0, bytes = 0): Item => ({ name, cls, enqueuedMs, bytes });
 const takeAll = (s: ReturnType<typeof createScheduler<Item>>, can = (_: Item) => true) => {
   const out: string[] = [];
-  for (let it = s.take(0, can); it; it = s.take(0, can)) out.push(it.name);
+  for (let it = s.take(0, { canRun: can }); it; it = s.take(0, { canRun: can })) out.push(it.name);
   return out;
 };
 
