@@ -157,9 +157,7 @@ export class Rehearsal {
     const live = d.router;
     const l = live.cfg.limits;
     let dialled: readonly BoardConfig[] = [];
-    const two = [0, 1].map((index) => ({ ...live.self, index }));
-    // Frozen as the live config was: its objects get the live ones' shapes (shared/config.ts).
-    const stage: Config = frozenConfig({ ...live.cfg, boards: two, cluster: { ...live.cfg.cluster, masterWork: 'forward', vip: undefined }, limits: { ...l, inFlightPerBoardMax: STAGE_SLOTS } });
+    const stage = stageConfig(live.cfg, live.self);
     const { boards } = stage;
     const metrics = new Registry();
     const mirror = new ClusterMirror(stage, boards[0]!, 1, d.clock, d.log, metrics);
@@ -182,11 +180,26 @@ export class Rehearsal {
     const intake = new Intake({ ...d.intake, cfg: stage, self: 0, mirror, dispatchLink: link, metrics, idempotency, executeLocal: neverLocal });
     const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics, closing: () => false });
     const onPort = (port: number): BoardConfig => {
-      dialled = frozenConfig(boards.map((b) => ({ ...b, httpPort: port })));
+      dialled = dialledBoards(stage, port);
       return dialled[0]!;
     };
     return { router, intake, stage, onPort };
   }
+}
+
+/**
+ * The stage's config: the live one with two boards (this one at 0, the stand-in at 1, both on
+ * this board's address), forwarding only, no VIP, STAGE_SLOTS slots a board. Frozen as the live
+ * config was, so its objects get the live ones' shapes (shared/config-shapes.ts).
+ */
+export function stageConfig(live: Config, self: BoardConfig): Config {
+  const two = [0, 1].map((index) => ({ ...self, index }));
+  return frozenConfig({ ...live, boards: two, cluster: { ...live.cluster, masterWork: 'forward', vip: undefined }, limits: { ...live.limits, inFlightPerBoardMax: STAGE_SLOTS } });
+}
+
+/** The stage's boards as dialled: on the port the stage got. */
+export function dialledBoards(stage: Config, port: number): readonly BoardConfig[] {
+  return frozenConfig(stage.boards.map((b) => ({ ...b, httpPort: port })));
 }
 
 /** The stand-in board: every dispatch answered STAND_IN_MS later, nothing run. */

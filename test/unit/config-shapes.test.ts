@@ -1,5 +1,5 @@
 // The rehearsal's stage config is the live one spread with a few values replaced and frozen again
-// (node/http/rehearsal.ts). The code V8 compiles on the stage is kept for the live board only if
+// (stageConfig and dialledBoards, node/http/rehearsal.ts). The code V8 compiles on the stage is kept for the live board only if
 // both have the same hidden classes; a stage of other shapes had its code dropped at the takeover.
 // V8's %HaveSameMap needs --allow-natives-syntax, so the check runs in a child process.
 import assert from 'node:assert/strict';
@@ -8,11 +8,11 @@ import { resolve } from 'node:path';
 import { test } from 'node:test';
 
 const CONFIG = resolve(import.meta.dirname, '../../shared/config.ts');
-const SHAPES = resolve(import.meta.dirname, '../../shared/config-shapes.ts');
+const REHEARSAL = resolve(import.meta.dirname, '../../node/http/rehearsal.ts');
 
 const check = `
 import { parseConfig } from ${JSON.stringify(CONFIG)};
-import { frozenConfig } from ${JSON.stringify(SHAPES)};
+import { dialledBoards, stageConfig } from ${JSON.stringify(REHEARSAL)};
 const same = new Function('a', 'b', 'return %HaveSameMap(a, b)');
 const raw = () => ({
   cluster: { key: 'dc354be0d1f0cc7e814f4e268473b31b20835b361cc91186d1cd6c69a059acf4' },
@@ -20,11 +20,9 @@ const raw = () => ({
   auth: { disabled: true },
 });
 const live = parseConfig(raw());
-const two = [0, 1].map((index) => ({ ...live.boards[1], index }));
-const stage = frozenConfig({ ...live, boards: two, cluster: { ...live.cluster, masterWork: 'forward', vip: undefined }, limits: { ...live.limits, inFlightPerBoardMax: 2 } });
-const dialled = frozenConfig(stage.boards.map((b) => ({ ...b, httpPort: 9 })));
+const stage = stageConfig(live, live.boards[1]);
+const dialled = dialledBoards(stage, 9);
 const pushed = parseConfig(raw());
-const literal = Object.freeze({ ...live.limits });
 console.log(JSON.stringify({
   config: same(live, stage), cluster: same(live.cluster, stage.cluster), limits: same(live.limits, stage.limits),
   board: same(live.boards[1], stage.boards[0]), boards: same(live.boards, stage.boards), dialled: same(live.boards[0], dialled[1]),
