@@ -1,6 +1,7 @@
 // One wrk run (keep-alive connections, latency percentiles) read into numbers; non-2xx answers
 // and socket errors count as errors and do not count as served.
 import { spawn } from 'node:child_process';
+import { loadSide } from './placement.ts';
 
 export interface Wrk {
   rps: number;
@@ -10,9 +11,12 @@ export interface Wrk {
   requests: number;
 }
 
-export function wrk(url: string, seconds: number, conns: number): Promise<Wrk> {
+/** `placed`: on the load generator's CPU (bench/placement.ts), for the board-like setups. */
+export function wrk(url: string, seconds: number, conns: number, placed = false): Promise<Wrk> {
   return new Promise((resolveRun, reject) => {
-    const p = spawn('wrk', ['-t', '2', '-c', String(conns), '-d', `${seconds}s`, '--latency', '--timeout', '10s', url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const args = ['-t', '2', '-c', String(conns), '-d', `${seconds}s`, '--latency', '--timeout', '10s', url];
+    const [cmd, argv] = placed ? loadSide('wrk', args) : ['wrk', args];
+    const p = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (c: Buffer) => (out += c));
     p.on('error', reject);
