@@ -7,6 +7,8 @@
 // run, HAProxy in board 1's cgroup. Then, unconstrained, a same-run wrk comparison (each system RUNS times, interleaved, the median;
 // a ratio is the median of the rounds' ratios): the 3-board master against HAProxy + 3 plain servers, one board against a plain
 // Node server. The baselines answer what a board answers, security headers included (bench/backend.ts).
+// In the board-like setups the boards (and HAProxy with its plain servers) run on CPU 0, wrk on CPU 1
+// (bench/placement.ts).
 // Writes bench/results/boards.{md,json,svg}.
 
 import { type ChildProcess, spawn } from 'node:child_process';
