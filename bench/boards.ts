@@ -22,7 +22,7 @@ import { securityHeaders } from '../shared/security-headers.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
 import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
-import { boardSide, PLACED } from './placement.ts';
+import { boardSide, placementText } from './placement.ts';
 import { spread } from './spread.ts';
 import { stopAll } from './stop-all.ts';
 import { lineChart } from './svg.ts';
@@ -66,7 +66,7 @@ const groupsFor = (tag: string, shares: readonly number[]): CpuGroup[] => shares
 const clusterAt = async (url: string) => (await (await fetch(`${url}/api/cluster`)).json()) as { term: number; master: string | null; boards: Array<{ id: string; url: string; runstate: number }> };
 
 /** An ews cluster; `shares` undefined = unconstrained. Board 1 is the master and the entry. */
-async function ews(n: number, shares: readonly number[] | undefined, timings: 'bench' | 'default' = 'bench', cluster: Record<string, unknown> = {}, placed = PLACED): Promise<Target> {
+async function ews(n: number, shares: readonly number[] | undefined, timings: 'bench' | 'default' = 'bench', cluster: Record<string, unknown> = {}, placed = true): Promise<Target> {
   const ports = await freePorts(2 * n);
   const cfg = {
     cluster: {
@@ -92,7 +92,7 @@ async function ews(n: number, shares: readonly number[] | undefined, timings: 'b
     const logs = process.env.BENCH_BOARD_LOGS;
     const out = logs ? openSync(join(logs, `${b.id}.log`), 'a') : 'ignore';
     const argv = [...BOARD_NODE_FLAGS, BUNDLE, 'start', '--config', file, '--board', b.id];
-    const [cmd, args] = shares && placed ? boardSide(process.execPath, argv) : [process.execPath, argv];
+    const [cmd, args] = boardSide(process.execPath, argv, shares !== undefined && placed);
     const p = spawn(cmd, args, { stdio: ['ignore', out, out], env: { ...process.env, EWS_LOG_LEVEL: logs ? 'info' : 'warn' } });
     groups[i]?.add(p.pid!);
     return p;
@@ -123,7 +123,7 @@ async function haproxy(n: number, shares: readonly number[] | undefined): Promis
   const groups = shares ? groupsFor(`hap${n}`, shares) : [];
   const procs = backs.map((p, i) => {
     const argv = ['--import', 'tsx', join(ROOT, 'bench/backend.ts'), String(p)];
-    const [cmd, args] = shares ? boardSide(process.execPath, argv) : [process.execPath, argv];
+    const [cmd, args] = boardSide(process.execPath, argv, shares !== undefined);
     const c = spawn(cmd, args, { stdio: 'ignore' });
     groups[i]?.add(c.pid!);
     return c;
@@ -151,7 +151,7 @@ ${backs.map((p, i) => `  server s${i + 1} 127.0.0.1:${p} maxconn ${C}`).join('\n
 `,
   );
   const hpArgv = ['-db', '-f', join(dir, 'haproxy.cfg')];
-  const [hpCmd, hpArgs] = shares ? boardSide('haproxy', hpArgv) : ['haproxy', hpArgv];
+  const [hpCmd, hpArgs] = boardSide('haproxy', hpArgv, shares !== undefined);
   const hp = spawn(hpCmd, hpArgs, { stdio: 'ignore' });
   groups[0]?.add(hp.pid!);
   procs.push(hp);
@@ -201,10 +201,10 @@ interface Row {
  * 440-580 req/s after 1 s, 850-980 after 15 s, same bundle), and two close 3 s windows early in
  * the climb stopped the warm-up at 9 s. A board runs for days: the settled figure is the one that counts.
  */
-async function warmUp(url: string, placed = PLACED): Promise<number> {
+async function warmUp(url: string, boardLike = true): Promise<number> {
   let last = 0;
   for (let i = 1; i <= WARM_WINDOWS; i++) {
-    const { rps } = await wrk(url, WARM_WINDOW_S, CONNS, placed);
+    const { rps } = await wrk(url, WARM_WINDOW_S, CONNS, boardLike);
     if (i >= WARM_WINDOWS_MIN && Math.abs(rps - last) <= 0.05 * Math.max(rps, last)) return i * WARM_WINDOW_S;
     last = rps;
   }
@@ -217,7 +217,7 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
     const warmS = await warmUp(t.url + WORKLOADS[workload]);
     const before = t.groups.map((g) => g.usageUs());
     const hpBefore = system === 'haproxy' ? cpuOf(t.pids.at(-1)!) : 0;
-    const r = await wrk(t.url + WORKLOADS[workload], SECONDS, CONNS, PLACED);
+    const r = await wrk(t.url + WORKLOADS[workload], SECONDS, CONNS, true);
     const used = t.groups.map((g, i) => g.usageUs() - before[i]!);
     const total = r.rps * SECONDS;
     const row: Row = {
@@ -379,7 +379,7 @@ async function takeoverSpeed(): Promise<void> {
     let oneRps: number;
     try {
       await warmUp(one.url + path);
-      oneRps = (await wrk(one.url + path, FIRST_S, CONNS, PLACED)).rps;
+      oneRps = (await wrk(one.url + path, FIRST_S, CONNS, true)).rps;
     } finally {
       await one.stop();
     }
@@ -415,9 +415,9 @@ async function takeoverSpeed(): Promise<void> {
           10,
         );
         const takeoverMs = Math.round(performance.now() - killedAt);
-        const first = await wrk(entry! + path, FIRST_S, CONNS, PLACED);
+        const first = await wrk(entry! + path, FIRST_S, CONNS, true);
         await warmUp(entry! + path);
-        const settled = await wrk(entry! + path, FIRST_S, CONNS, PLACED);
+        const settled = await wrk(entry! + path, FIRST_S, CONNS, true);
         const run = { run: r, before, takeoverMs, newMaster, firstRps: first.rps, settledRps: settled.rps, oneRps };
         runs.push(run);
         process.stdout.write(`takeover-speed run ${r}: ${JSON.stringify(run)}\n`);
@@ -438,7 +438,7 @@ async function takeoverSpeed(): Promise<void> {
     firstPerSettled: med(before, (x) => ratio(x.firstRps, x.settledRps)),
   });
   const data = {
-    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${PLACED ? 'the boards on CPU 0 and wrk on CPU 1 (bench/placement.ts)' : 'threads free on both CPUs'}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
+    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${placementText(false)}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s, and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Three kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give`,
     at: new Date().toISOString(),
     runs,
     medians: Object.fromEntries(KINDS.map((k) => [k, medians(k)])),
@@ -535,11 +535,10 @@ for (const system of ['ews', 'haproxy']) {
     };
   }
 }
-const where = PLACED ? 'every board (HAProxy and its plain servers too) on CPU 0 and wrk on CPU 1 (bench/placement.ts)' : 'threads free on both CPUs';
 const vsHaproxy = Object.fromEntries((Object.keys(WORKLOADS) as Workload[]).map((w) => [w, +(get('ews', '3×20%', w).rps / get('haproxy', '3×20%', w).rps).toFixed(2)]));
 const freeRatios = { ews3MasterVsHaproxy3: pairedRatio(free, 'ews3', 'haproxy3'), ews1VsPlainNode: pairedRatio(free, 'ews1', 'plain') };
 const data = {
-  what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after a warm-up until throughput settles (${WARM_WINDOW_S} s windows, at least ${WARM_WINDOWS_MIN}, until two agree within 5 %, at most ${WARM_WINDOWS}), ${RUNS} runs per point alternating the two systems (the median run shown); boards in cgroup v1 CPU quotas, ${where}; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
+  what: `wrk, ${CONNS} keep-alive connections, ${SECONDS} s per point after a warm-up until throughput settles (${WARM_WINDOW_S} s windows, at least ${WARM_WINDOWS_MIN}, until two agree within 5 %, at most ${WARM_WINDOWS}), ${RUNS} runs per point alternating the two systems (the median run shown); boards in cgroup v1 CPU quotas, ${placementText(true)}; C = ${C} in flight per board; I/O CGI ${WORKLOADS.io}, CPU CGI ${WORKLOADS.cpu}`,
   node: process.version,
   boardNodeFlags: BOARD_NODE_FLAGS,
   at: new Date().toISOString(),

@@ -11,11 +11,11 @@ export interface Wrk {
   requests: number;
 }
 
-/** `placed`: on the load generator's CPU (bench/placement.ts), for the board-like setups. */
-export function wrk(url: string, seconds: number, conns: number, placed = false): Promise<Wrk> {
+/** `boardLike`: a board-like setup's load, on the load generator's CPU (bench/placement.ts). */
+export function wrk(url: string, seconds: number, conns: number, boardLike = false): Promise<Wrk> {
   return new Promise((resolveRun, reject) => {
     const args = ['-t', '2', '-c', String(conns), '-d', `${seconds}s`, '--latency', '--timeout', '10s', url];
-    const [cmd, argv] = placed ? loadSide('wrk', args) : ['wrk', args];
+    const [cmd, argv] = loadSide('wrk', args, boardLike);
     const p = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (c: Buffer) => (out += c));
