@@ -187,6 +187,8 @@ interface Row {
   errors: number;
   cpuPctPerBoard: number[];
   entryCpuUsPerRequest: number;
+  /** CFS periods of the measured run in which the entry board's group hit its quota (of SECONDS × 10). */
+  entryThrottled: number;
   proxyCpuUsPerRequest?: number;
   /** Seconds of load before the measured run (until throughput settled). */
   warmS: number;
@@ -216,6 +218,7 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
   try {
     const warmS = await warmUp(t.url + WORKLOADS[workload]);
     const before = t.groups.map((g) => g.usageUs());
+    const throttledBefore = t.groups[0]!.throttledPeriods();
     const hpBefore = system === 'haproxy' ? cpuOf(t.pids.at(-1)!) : 0;
     const r = await wrk(t.url + WORKLOADS[workload], SECONDS, CONNS, true);
     const used = t.groups.map((g, i) => g.usageUs() - before[i]!);
@@ -232,11 +235,12 @@ async function measure(system: Row['system'], set: string, shares: readonly numb
       errors: r.errors,
       cpuPctPerBoard: used.map((u) => +((100 * u) / (SECONDS * 1e6)).toFixed(1)),
       entryCpuUsPerRequest: Math.round(used[0]! / Math.max(1, total)),
+      entryThrottled: t.groups[0]!.throttledPeriods() - throttledBefore,
       warmS,
     };
     if (system === 'haproxy') row.proxyCpuUsPerRequest = Math.round((cpuOf(t.pids.at(-1)!) - hpBefore) / Math.max(1, total));
     process.stdout.write(
-      `${system.padEnd(8)} ${set.padEnd(10)} ${workload.padEnd(4)} ${String(r.rps).padStart(6)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms} err ${r.errors} cpu% ${row.cpuPctPerBoard.join('/')} warm ${warmS} s\n`,
+      `${system.padEnd(8)} ${set.padEnd(10)} ${workload.padEnd(4)} ${String(r.rps).padStart(6)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms} err ${r.errors} cpu% ${row.cpuPctPerBoard.join('/')} throttled ${row.entryThrottled} warm ${warmS} s\n`,
     );
     return row;
   } finally {
@@ -552,7 +556,7 @@ const data = {
 const table = rows
   .map(
     (r) =>
-      `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.rpsRange?.join('–') ?? ''} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} |`,
+      `| ${r.system} | ${r.workload} | ${r.set} | ${r.rps} | ${r.rpsRange?.join('–') ?? ''} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.cpuPctPerBoard.join(' / ')} | ${r.entryCpuUsPerRequest}${r.proxyCpuUsPerRequest !== undefined ? ` (HAProxy alone ${r.proxyCpuUsPerRequest})` : ''} | ${r.entryThrottled} |`,
   )
   .join('\n');
 const md = `# Boards: does a cluster serve more than one board? (paper 001 Fig. 5)
@@ -562,9 +566,13 @@ ${data.what}. Run ${data.at}, ${data.node}.
 Paper 001 (Fig. 5): with the same load, three boards answer more requests than one; the mixed
 cluster (two UP-ARM3000 + one XSBase255) sits between.
 
-| system | CGI | boards | req/s (median) | range over runs | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request |
-|---|---|---|---|---|---|---|---|---|---|
+| system | CGI | boards | req/s (median) | range over runs | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request | entry board throttled periods (of ${SECONDS * 10}) |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${table}
+
+Throttled periods: the 100 ms CFS periods of the median run in which the entry board's group used its
+whole quota and was stopped until the next one. The entry board's answers, and at a master those of
+every board, wait out the rest of such a period.
 
 Scale (req/s against one board at 20 %): ${Object.entries(scale)
   .map(([k, v]) => `**${k}**: 2 boards ${v.twoVsOne}×, 3 boards ${v.threeVsOne}×, mixed ${v.mixedVsSumOfSingles}× of the sum of its single boards`)

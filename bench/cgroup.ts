@@ -13,6 +13,8 @@ export interface CpuGroup {
   add(pid: number): void;
   /** CPU time used by everything in the group so far, in microseconds. */
   usageUs(): number;
+  /** CFS periods so far in which the group used its whole quota and was stopped until the next. */
+  throttledPeriods(): number;
   remove(): void;
 }
 
@@ -34,6 +36,9 @@ export function cpuGroup(name: string, share: number, periodUs = PERIOD_US): Cpu
     },
     usageUs() {
       return Number(readFileSync(join(dirs[1], 'cpuacct.usage'), 'utf8')) / 1000;
+    },
+    throttledPeriods() {
+      return Number(/^nr_throttled (\d+)$/m.exec(readFileSync(join(dirs[0], 'cpu.stat'), 'utf8'))?.[1] ?? 0);
     },
     remove() {
       for (const [root, d] of [
