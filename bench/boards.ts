@@ -20,7 +20,7 @@ import { REHEARSAL_FIRST_MS } from '../node/http/rehearsal.ts';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { securityHeaders } from '../shared/security-headers.ts';
 import { freePorts, waitFor } from '../test/integration/harness.ts';
-import { type CpuGroup, cgroupsAvailable, cpuGroup } from './cgroup.ts';
+import { type CpuGroup, cgroupsAvailable, cpuGroup, PERIOD_US } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
 import { boardSide, placementText } from './placement.ts';
 import { spread } from './spread.ts';
@@ -32,6 +32,8 @@ const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/ews.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONNS = Number(process.env.BENCH_CONNS ?? 64);
+/** CFS periods in a measured run. */
+const PERIODS = Math.round((SECONDS * 1e6) / PERIOD_US);
 const C = 16;
 // Runs per point: this machine's speed drifts by up to 2× over minutes (a shared host).
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -187,7 +189,7 @@ interface Row {
   errors: number;
   cpuPctPerBoard: number[];
   entryCpuUsPerRequest: number;
-  /** CFS periods of the measured run in which the entry board's group hit its quota (of SECONDS × 10). */
+  /** CFS periods of the measured run in which the entry board's group hit its quota (of PERIODS). */
   entryThrottled: number;
   proxyCpuUsPerRequest?: number;
   /** Seconds of load before the measured run (until throughput settled). */
@@ -566,11 +568,11 @@ ${data.what}. Run ${data.at}, ${data.node}.
 Paper 001 (Fig. 5): with the same load, three boards answer more requests than one; the mixed
 cluster (two UP-ARM3000 + one XSBase255) sits between.
 
-| system | CGI | boards | req/s (median) | range over runs | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request | entry board throttled periods (of ${SECONDS * 10}) |
+| system | CGI | boards | req/s (median) | range over runs | p50 ms | p99 ms | errors | CPU % of a core per board | entry board CPU µs per request | entry board throttled periods (of ${PERIODS}) |
 |---|---|---|---|---|---|---|---|---|---|---|
 ${table}
 
-Throttled periods: the 100 ms CFS periods of the median run in which the entry board's group used its
+Throttled periods: the ${PERIOD_US / 1000} ms CFS periods of the median run in which the entry board's group used its
 whole quota and was stopped until the next one. The entry board's answers, and at a master those of
 every board, wait out the rest of such a period.
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 const CPU = '/sys/fs/cgroup/cpu';
 const ACCT = '/sys/fs/cgroup/cpuacct';
-const PERIOD_US = 100_000;
+/** The CFS period the groups use unless told otherwise. */
+export const PERIOD_US = 100_000;
 
 export interface CpuGroup {
   readonly name: string;
@@ -38,7 +39,9 @@ export function cpuGroup(name: string, share: number, periodUs = PERIOD_US): Cpu
       return Number(readFileSync(join(dirs[1], 'cpuacct.usage'), 'utf8')) / 1000;
     },
     throttledPeriods() {
-      return Number(/^nr_throttled (\d+)$/m.exec(readFileSync(join(dirs[0], 'cpu.stat'), 'utf8'))?.[1] ?? 0);
+      const n = /^nr_throttled (\d+)$/m.exec(readFileSync(join(dirs[0], 'cpu.stat'), 'utf8'))?.[1];
+      if (n === undefined) throw new Error(`${dirs[0]}/cpu.stat has no nr_throttled`);
+      return Number(n);
     },
     remove() {
       for (const [root, d] of [
