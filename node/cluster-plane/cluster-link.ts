@@ -30,6 +30,7 @@ export class ClusterLink {
   private timer: Timer | undefined;
   private timerAt = Infinity;
   private tickDue = 0;
+  private tickQueuedAt = 0;
   private readsSinceTimer = 0;
   private epoch: number;
   /** This board's epoch at boot: dispatch frames for an earlier boot are refused. */
@@ -186,18 +187,22 @@ export class ClusterLink {
         this.tickDue = this.timerAt;
         this.readsSinceTimer = 0;
         this.timerAt = Infinity;
-        // A node ticks after this turn's I/O: a loop that wakes late (a throttled or busy CPU)
-        // runs its timers before it reads its sockets, and would judge its master silent while
-        // the master's STATE waits unread in the socket (3 boards at 20 % of a core under CPU-bound
-        // load: 150 takeovers in 40 s, bench/results/memory.md). The poll phase reads it first.
-        // A master ticks at once: its silence limit is Tthreshold, far above such a delay, and
-        // after a long stall of its own the REPORTs waiting in its socket are stale; read first,
-        // they would count as fresh support and let it outbid the master elected meanwhile.
+        // A node ticks after this turn's I/O: a loop woken late (a throttled or busy CPU) runs
+        // timers before it reads, and judged its master silent with the STATE unread (150 false
+        // takeovers in 40 s, bench/results/memory.md). A master ticks at once: its limit is
+        // Tthreshold, and after a long stall of its own the REPORTs waiting are stale; read
+        // first, they would count as fresh support against the master elected meanwhile.
         if (this.core.role === 'master') this.tickNow();
-        else this.timers.setImmediate(this.tickNow);
+        else this.queueTick();
       },
       Math.max(0, at - this.clock.now()),
     );
+  }
+
+  /** A node's tick, after this turn's reads; a thread stalled past a heartbeat before it ran (a long task in this turn, a spent quota) has read nothing since: it waits for the next turn's. */
+  private queueTick(): void {
+    this.tickQueuedAt = this.clock.now();
+    this.timers.setImmediate(() => (this.clock.now() - this.tickQueuedAt > this.cfg.cluster.heartbeatMs ? this.queueTick() : this.tickNow()));
   }
 
   private readonly tickNow = (): void => {

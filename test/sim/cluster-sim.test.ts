@@ -35,7 +35,7 @@ async function runSeed(seed: number): Promise<Outcome> {
       const i = Math.floor(r() * n);
       const k = r();
       if (k < 0.2) sim.crash(i);
-      else if (k < 0.25) sim.stall(i, r() < 0.5 ? 'plane' : 'request', Math.floor(r() * 2 * timing.tmaxMs));
+      else if (k < 0.25) sim.stall(i, r() < 0.5 ? 'plane' : 'request', Math.floor(r() * 2 * timing.tmaxMs), r() < 0.5 ? 'now' : 'before-immediates');
       else if (k < 0.5) sim.start(i);
       else if (k < 0.65) sim.setLink(i, !sim.boards[i]!.linkUp);
       else if (k < 0.85) sim.partition(sim.boards.map(() => Math.floor(r() * 2)));

@@ -165,14 +165,18 @@ test('a flapping master cable (down/up every 200 ms for 10 s) settles to one mas
   assert.deepEqual(sim.violations, []);
 });
 
-/** Followers' plane threads held past Tmax now and then (a throttled CPU), the master's STATEs waiting in their sockets. */
-async function stalledFollowers(tickBeforeRead: boolean): Promise<ClusterSim> {
+/**
+ * Followers' plane threads held past Tmax now and then (a throttled CPU), the master's STATEs
+ * waiting in their sockets; `when` 'before-immediates': held in the turn that queued the tick,
+ * after that turn's reads (a long task, or the quota spent, between the timer and the tick).
+ */
+async function stalledFollowers(tickBeforeRead: boolean, when: 'now' | 'before-immediates' = 'now'): Promise<ClusterSim> {
   const r = rng(11);
   const sim = new ClusterSim({ boards: 3, loss: 0, dup: 0, delayMaxMs: 2, timing, capacity: 8, tickBeforeRead }, r);
   for (let i = 0; i < 3; i++) sim.start(i);
   await sim.runUntil(2000);
   for (let k = 0; k < 40; k++) {
-    sim.stall(1 + Math.floor(r() * 2), 'plane', Math.round(timing.tmaxMs * (1.1 + r())));
+    sim.stall(1 + Math.floor(r() * 2), 'plane', Math.round(timing.tmaxMs * (1.1 + r())), when);
     for (let j = 0; j < 10; j++) sim.request(20 + Math.floor(r() * 50), r() < 0.5 ? HIGH : LOW);
     await sim.runUntil(sim.now + 1500);
   }
@@ -185,6 +189,13 @@ test('followers stalled past Tmax read the STATEs waiting in their socket before
   assert.deepEqual(sim.masters(), [0]);
   assert.deepEqual([...sim.termHolders.keys()].length, 1, `terms with a master: ${[...sim.termHolders.keys()].join(', ')}`);
   assert.ok(sim.answered > 300, `${sim.answered} requests answered`);
+});
+
+test('followers stalled past Tmax between queuing their tick and running it read what waited first: no takeover', async () => {
+  const sim = await stalledFollowers(false, 'before-immediates');
+  current = sim;
+  assert.deepEqual(sim.masters(), [0]);
+  assert.deepEqual([...sim.termHolders.keys()].length, 1, `terms with a master: ${[...sim.termHolders.keys()].join(', ')}`);
 });
 
 test('the simulator catches a board that ticks before it reads (the false-takeover bug): the same stalls change the master', async () => {

@@ -212,9 +212,14 @@ export class ClusterSim {
       b.linkUp = true;
     }
   }
-  /** Hold a board's thread for `ms` (a CPU stall, or a cgroup's quota spent). */
-  stall(i: number, thread: 'plane' | 'request', ms: number): void {
-    this.boards[i]![thread]?.hold(ms);
+  /**
+   * Hold a board's thread for `ms` (a CPU stall, or a cgroup's quota spent): from now, or in its
+   * next turn with setImmediate callbacks queued, between its I/O and them (VirtualLoop.holdBeforeImmediates).
+   */
+  stall(i: number, thread: 'plane' | 'request', ms: number, when: 'now' | 'before-immediates' = 'now'): void {
+    const loop = this.boards[i]![thread];
+    if (when === 'now') loop?.hold(ms);
+    else loop?.holdBeforeImmediates(ms);
   }
 
   /** An admin drains `board` at master `m` (its request thread, as the route does). */

@@ -102,6 +102,8 @@ export class VirtualLoop implements Timers {
   heldUntil = 0;
   stopped = false;
   private wakeAt = Infinity;
+  /** A stall waiting for the next turn with setImmediate callbacks queued (see holdBeforeImmediates). */
+  private heldBeforeImmediatesMs = 0;
 
   /** `deferImmediates` false: a loop whose setImmediate runs at once (a model of ticking before reading, to show what it breaks). */
   constructor(
@@ -132,6 +134,14 @@ export class VirtualLoop implements Timers {
   /** Hold the thread for `ms` from now. */
   hold(ms: number): void {
     this.heldUntil = Math.max(this.heldUntil, this.world.now + ms);
+  }
+  /**
+   * Hold the thread for `ms` in its next turn that has setImmediate callbacks queued, after its
+   * I/O and before them: a long task run by an I/O callback, or a cgroup's quota spent just then.
+   * What arrives meanwhile is read in the turn after, so the callbacks run before it.
+   */
+  holdBeforeImmediates(ms: number): void {
+    this.heldBeforeImmediatesMs = ms;
   }
   stop(): void {
     this.stopped = true;
@@ -176,6 +186,19 @@ export class VirtualLoop implements Timers {
     const io = this.io;
     this.io = [];
     for (const fn of io) if (!this.stopped) fn();
+    const held = this.heldBeforeImmediatesMs;
+    if (held > 0 && this.immediates.length > 0) {
+      this.heldBeforeImmediatesMs = 0;
+      this.hold(held);
+      return void this.world.at(this.heldUntil, () => this.check());
+    }
+    this.check();
+  }
+
+  /** The end of a turn: the immediates queued before it, then the next wake. */
+  private check(): void {
+    if (this.stopped) return;
+    const now = this.world.now;
     const imm = this.immediates;
     this.immediates = [];
     for (const fn of imm) if (!this.stopped) fn();
