@@ -26,36 +26,70 @@ export type HeadVerdict = RequestHead | { readonly kind: 'partial' } | { readonl
 const PARTIAL = { kind: 'partial' } as const;
 const other = (why: string) => ({ kind: 'other', why }) as const;
 
-const REQUEST_LINE = /^(GET|HEAD|POST) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
-const FIELD = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*(.*?)[ \t]*$/;
-// Field values: visible ASCII, space, tab and obs-text; never CR, LF or NUL.
-const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const DIGITS = /^\d{1,15}$/;
 // Headers the lean path leaves to the full server: they change framing or the connection.
 const HANDOFF = new Set(['transfer-encoding', 'expect', 'upgrade', 'te', 'trailer']);
 // A second copy of these is ambiguous (Node would drop it): left to the full server.
 const SINGLE = new Set(['host', 'authorization', 'content-type', 'content-length', 'x-csrf-token', 'idempotency-key', 'x-ews-origin', 'x-ews-via', 'origin']);
+/** Token characters (RFC 9110 tchar), by code: a header name is one or more of them. */
+const TCHAR = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1;
+const HEAD_END = Buffer.from('\r\n\r\n');
+const VERSION = ' HTTP/1.1';
+
+/** The method the request line starts with (and its space), or undefined. */
+function methodOf(text: string): RequestHead['method'] | undefined {
+  if (text.startsWith('GET ')) return 'GET';
+  if (text.startsWith('POST ')) return 'POST';
+  if (text.startsWith('HEAD ')) return 'HEAD';
+  return undefined;
+}
+
+/** Space or tab (optional whitespace around a field value). */
+const ows = (c: number): boolean => c === 0x20 || c === 0x09;
 
 /**
  * Reads one request head from the start of `buf`. `headerBytesMax` bounds the head (past it the
  * full server answers 431); `bodyBytesMax` the declared body (past it the full server answers 413).
+ * A scan of the head's characters, one pass per line (it runs for every request the master takes):
+ * the request line is `(GET|HEAD|POST) /[\x21-\x7e]* HTTP/1.1`, a field line `tchar+:OWS value OWS`
+ * whose value is tab, visible ASCII, space or obs-text (never CR, LF, NUL or DEL).
  */
 export function parseHead(buf: Buffer, headerBytesMax: number, bodyBytesMax: number): HeadVerdict {
-  const end = buf.indexOf('\r\n\r\n');
+  const end = buf.indexOf(HEAD_END);
   if (end < 0) return buf.length > headerBytesMax ? other('head too large') : PARTIAL;
   if (end + 4 > headerBytesMax) return other('head too large');
-  const lines = buf.toString('latin1', 0, end).split('\r\n');
-  const m = REQUEST_LINE.exec(lines[0]!);
-  if (!m) return other('request line');
+  const text = buf.toString('latin1', 0, end);
+  let eol = text.indexOf('\r\n');
+  if (eol < 0) eol = end;
+  const method = methodOf(text);
+  if (!method) return other('request line');
+  const from = method.length + 1;
+  let at = from;
+  if (text.charCodeAt(at) !== 0x2f) return other('request line');
+  for (let c = text.charCodeAt(++at); at < eol && c >= 0x21 && c <= 0x7e; c = text.charCodeAt(++at));
+  if (eol - at !== VERSION.length || !text.startsWith(VERSION, at)) return other('request line');
+  const url = text.slice(from, at);
   const rawHeaders: string[] = [];
   const headers: Record<string, string> = {};
   let bodyBytes = 0;
   let close = false;
-  for (let i = 1; i < lines.length; i++) {
-    const f = FIELD.exec(lines[i]!);
-    if (!f || !VALUE.test(f[2]!)) return other('header line');
-    const name = f[1]!,
-      value = f[2]!;
+  for (let line = eol + 2; line < end; line = eol + 2) {
+    eol = text.indexOf('\r\n', line);
+    if (eol < 0) eol = end;
+    let colon = line;
+    for (let c = text.charCodeAt(colon); colon < eol && c < 128 && TCHAR[c] === 1; c = text.charCodeAt(++colon));
+    if (colon === line || colon === eol || text.charCodeAt(colon) !== 0x3a) return other('header line');
+    let first = colon + 1;
+    let past = eol;
+    while (first < past && ows(text.charCodeAt(first))) first++;
+    while (past > first && ows(text.charCodeAt(past - 1))) past--;
+    for (let i = first; i < past; i++) {
+      const c = text.charCodeAt(i);
+      if ((c < 0x20 && c !== 0x09) || c === 0x7f) return other('header line');
+    }
+    const name = text.slice(line, colon);
+    const value = text.slice(first, past);
     const k = name.toLowerCase();
     if (HANDOFF.has(k)) return other(k);
     const had = headers[k];
@@ -76,5 +110,5 @@ export function parseHead(buf: Buffer, headerBytesMax: number, bodyBytesMax: num
       }
     }
   }
-  return { kind: 'request', method: m[1] as RequestHead['method'], url: m[2]!, rawHeaders, headers, headBytes: end + 4, bodyBytes, close };
+  return { kind: 'request', method, url, rawHeaders, headers, headBytes: end + 4, bodyBytes, close };
 }

@@ -65,6 +65,14 @@ const statusLine = (status: number): string => {
   return line;
 };
 
+/** Answers written since the last tick, settled together after it, in the order they were written. */
+let unsettled: LeanResponse[] = [];
+function settleWritten(): void {
+  const written = unsettled;
+  unsettled = [];
+  for (const r of written) r.settle();
+}
+
 // Header values are written as given: one with CR, LF or NUL would split the answer, so it is dropped.
 const UNSAFE = /[\r\n\0]/;
 
@@ -147,14 +155,15 @@ export class LeanResponse extends HeldAnswer implements ClientAnswer {
     payload.copy(out, o);
     this.sink.write(out);
     this.writableFinished = true;
-    // Like a ServerResponse: 'finish' then 'close', after the caller's turn.
-    process.nextTick(LeanResponse.settle, this);
+    // Like a ServerResponse: 'finish' then 'close', after the caller's turn (one tick for all the answers written in it).
+    if (unsettled.push(this) === 1) process.nextTick(settleWritten);
   }
 
-  private static settle(r: LeanResponse): void {
-    r.emit('finish');
-    r.emit('close');
-    r.sink.answered();
+  /** 'finish', 'close', then the connection goes on (settleWritten calls it for each answer written). */
+  settle(): void {
+    this.emit('finish');
+    this.emit('close');
+    this.sink.answered();
   }
 
   /** Give up mid-answer: the connection is dropped (the client sees no half answer). */
