@@ -37,14 +37,28 @@ function matches(rule: MatchRule, f: RequestFacts): boolean {
   return true;
 }
 
+/**
+ * The rules in priority order. A class, not an object literal per call: every classifier's
+ * `classify` is then one function, so code V8 optimized for one (a node's rehearsal of the master's
+ * path) still holds for another (the live master's), where a per-object closure deoptimizes on
+ * "wrong call target".
+ */
+class RuleClassifier implements Classifier {
+  private readonly order: readonly { c: ClassConfig; i: number }[];
+  private readonly fallback: number;
+
+  constructor(classes: readonly ClassConfig[]) {
+    this.order = classes.map((c, i) => ({ c, i })).sort((a, b) => a.c.priority - b.c.priority || a.i - b.i);
+    this.fallback = this.order[this.order.length - 1]!.i;
+  }
+
+  classify(method: string, path: string, facts: Partial<RequestFacts> = {}): number {
+    const f: RequestFacts = { method, path, headers: facts.headers, client: facts.client };
+    for (const { c, i } of this.order) if (c.match.some((m) => matches(m, f))) return i;
+    return this.fallback;
+  }
+}
+
 export function createClassifier(classes: readonly ClassConfig[]): Classifier {
-  const order = classes.map((c, i) => ({ c, i })).sort((a, b) => a.c.priority - b.c.priority || a.i - b.i);
-  const fallback = order[order.length - 1]!.i;
-  return {
-    classify(method, path, facts = {}) {
-      const f: RequestFacts = { method, path, headers: facts.headers, client: facts.client };
-      for (const { c, i } of order) if (c.match.some((m) => matches(m, f))) return i;
-      return fallback;
-    },
-  };
+  return new RuleClassifier(classes);
 }

@@ -24,23 +24,34 @@ export interface MirrorEnv {
   host?: (data: PlaneData) => PlaneHost;
 }
 
-/** The mirror's copy of the table: each dispatch and completion counted in it is told to the plane (soon). */
+/**
+ * The mirror's copy of the table: each dispatch and completion counted in it is told to the plane
+ * (soon). It calls a method of its mirror, not a closure made per mirror, so code V8 optimized for
+ * one mirror's table (a node's rehearsal of the master's path) holds for another's (the live one).
+ */
 class CountedTable extends StateTable {
   constructor(
     n: number,
-    private readonly counted: () => void,
+    private readonly mirror: ClusterMirror,
   ) {
     super(n);
   }
   override dispatched(i: number): void {
     super.dispatched(i);
-    this.counted();
+    this.mirror.counted();
   }
   override completed(i: number): void {
     super.completed(i);
-    this.counted();
+    this.mirror.counted();
   }
 }
+
+/**
+ * A role as this thread's own string constant. One posted by the plane's thread arrives as a new
+ * string, and optimized code that compared roles against the constant deoptimizes on it ("wrong
+ * instance type"), as a node's rehearsed master path did at a takeover.
+ */
+const ownRole = (r: Role): Role => (r === 'master' ? 'master' : r === 'node' ? 'node' : 'joining');
 
 export class ClusterMirror {
   readonly table: StateTable;
@@ -93,7 +104,7 @@ export class ClusterMirror {
   ) {
     this.timers = env.timers ?? systemTimers;
     this.abs = env.abs ?? absClock;
-    this.table = new CountedTable(cfg.boards.length, () => this.soon());
+    this.table = new CountedTable(cfg.boards.length, this);
     this.epochs = cfg.boards.map((_, i) => (i === self.index ? bootEpoch : 0));
     metrics.include(() => this.metricsText);
   }
@@ -284,7 +295,7 @@ export class ClusterMirror {
     this.viewBody = s.view;
     this.epochs = s.epochs;
     this.protocols = s.protocols;
-    this.role = s.role;
+    this.role = ownRole(s.role);
     // A master hears each board's load on every dispatch answer, fresher than the plane's copy
     // (from REPORTs, posted here up to Tthreshold/8 later): a load it observed within a heartbeat stands.
     let reported = s.reported;
@@ -305,6 +316,11 @@ export class ClusterMirror {
       drained,
     );
     if (this.role === 'master') this.table.reportSelf(this.self.index, this.load);
+  }
+
+  /** A dispatch or completion was counted in the table (CountedTable). */
+  counted(): void {
+    this.soon();
   }
 
   /** A count changed: the plane hears it within flushEveryMs (half a heartbeat). */

@@ -178,7 +178,7 @@ export class Rehearsal {
     );
     const idempotency = new IdempotencyStore(1, 1000);
     const intake = new Intake({ ...d.intake, cfg: stage, self: 0, mirror, dispatchLink: link, metrics, idempotency, executeLocal: neverLocal });
-    const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics, closing: () => false });
+    const router = new Router({ ...live, cfg: stage, self: boards[0]!, mirror, intake, metrics });
     const onPort = (port: number): BoardConfig => {
       dialled = dialledBoards(stage, port);
       return dialled[0]!;
