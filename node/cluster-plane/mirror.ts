@@ -8,8 +8,9 @@ import type { BoardConfig, Config } from '../../shared/config.ts';
 import type { CoreEvent, Role } from '../../shared/election.ts';
 import type { Registry } from '../../shared/metrics.ts';
 import type { AppMessage, StateBody } from '../../shared/protocol.ts';
-import { StateTable } from '../../shared/state-table.ts';
+import type { StateTable } from '../../shared/state-table.ts';
 import type { Logger } from '../log.ts';
+import { CountedTable } from './counted-table.ts';
 import { absClock, aliveEveryMs, type FromPlane, type PlaneData, type PlaneState, type ToPlane } from './messages.ts';
 import { InlinePlane, type PlaneHost, planeThread } from './plane-host.ts';
 import { systemTimers } from './system-timers.ts';
@@ -22,28 +23,6 @@ export interface MirrorEnv {
   abs?: Clock;
   /** Starts the plane; else a thread of its own, or this thread (cluster.planeThread). */
   host?: (data: PlaneData) => PlaneHost;
-}
-
-/**
- * The mirror's copy of the table: each dispatch and completion counted in it is told to the plane
- * (soon). It calls a method of its mirror, not a closure made per mirror, so code V8 optimized for
- * one mirror's table (a node's rehearsal of the master's path) holds for another's (the live one).
- */
-class CountedTable extends StateTable {
-  constructor(
-    n: number,
-    private readonly mirror: ClusterMirror,
-  ) {
-    super(n);
-  }
-  override dispatched(i: number): void {
-    super.dispatched(i);
-    this.mirror.counted();
-  }
-  override completed(i: number): void {
-    super.completed(i);
-    this.mirror.counted();
-  }
 }
 
 /**
