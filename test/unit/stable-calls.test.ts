@@ -46,9 +46,14 @@ test("a mirror's table counts through the mirror's shared method, not a closure 
   const one = new ClusterMirror(cfg, cfg.boards[0]!, 1, clock, silentLogger, new Registry());
   const two = new ClusterMirror(cfg, cfg.boards[1]!, 1, clock, silentLogger, new Registry());
   assert.deepEqual(ownFunctions(one.table), []);
-  assert.equal(one.counted, two.counted);
+  assert.deepEqual(ownFunctions(two.table), []);
+  // Each count still reaches the mirror it belongs to, and only that one.
+  const heard = [0, 0];
+  one.counted = () => void heard[0]!++;
+  two.counted = () => void heard[1]!++;
   one.table.dispatched(1);
   assert.equal(one.table.linknum(1), 1);
   one.table.completed(1);
   assert.equal(one.table.linknum(1), 0);
+  assert.deepEqual(heard, [2, 0]);
 });
