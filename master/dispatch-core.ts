@@ -13,6 +13,7 @@ import { DispatchView } from './dispatch-view.ts';
 import { HighReserve } from './high-reserve.ts';
 import { type Effect, type Job, type JobInfo, newJob, OUTCOMES, type OutcomeName } from './job.ts';
 import { MasterWork } from './least-connection.ts';
+import { LinkedQueue } from './linked-queue.ts';
 import { AdmissionController } from './qos/admission.ts';
 import { DispatchLoops } from './qos/dispatch-loops.ts';
 import { ReserveQueue } from './qos/reserve-queue.ts';
@@ -42,8 +43,8 @@ export class DispatchCore<P> implements RunTest<Job<P>> {
   readonly inflight: number[];
   /** Recent service time per class (dispatch to answer): predicts whether a queued job can still make its deadline. */
   readonly service: ServiceTimes;
-  /** Jobs running on boards, oldest first (ids increase): the dispatch timeout sweep. */
-  private readonly running = new Map<number, Job<P>>();
+  /** Jobs running on boards, oldest first: the dispatch timeout sweep. A list through the jobs themselves, not a Map by id (docs/design.md, "No Map entry per request"). */
+  private readonly running = new LinkedQueue<Job<P>>();
   private readonly firstCls: number;
   /** qos.highReserve, qos.highWaitMs and qos.paceFill: slots the other classes leave free while the first is active, and how fast they fill idle ones (its wakeAtMs: when to pump again though nothing else happens). */
   readonly highReserve: HighReserve;
@@ -170,8 +171,10 @@ export class DispatchCore<P> implements RunTest<Job<P>> {
       out.push({ kind: 'refuse', job, code: 'QUEUE_TIMEOUT', message: undefined, retryAfterS: 1 });
     }
     const limit = this.cfg.limits.requestTimeoutMs;
-    for (const job of this.running.values()) {
+    for (let n = this.running.first(); n; ) {
+      const job = n.value;
       if (nowMs - job.dispatchedMs < limit) break; // insertion order = dispatch order
+      n = n.next; // read before release unlinks it
       this.release(job); // done, its slot freed (job.board stays)
       this.counts.timeout[job.cls]!++;
       this.scheduler.completed(job, this.dropped(nowMs - job.enqueuedMs), nowMs);
@@ -304,7 +307,7 @@ export class DispatchCore<P> implements RunTest<Job<P>> {
       this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
       this.inflight[job.cls]!++;
       this.table.dispatched(chosen);
-      this.running.set(job.id, job);
+      job.runEntry = this.running.push(job);
       this.groups.started(job);
       this.highReserve.started(job.cls === this.firstCls ? waited : undefined, nowMs);
       out.push({ kind: 'dispatch', job, board: chosen, id: job.id, level });
@@ -317,7 +320,8 @@ export class DispatchCore<P> implements RunTest<Job<P>> {
     this.inflight[job.cls]!--;
     this.groups.ended(job);
     this.table.completed(job.board);
-    this.running.delete(job.id);
+    if (job.runEntry) this.running.remove(job.runEntry);
+    job.runEntry = undefined;
   }
 
   private refuse(out: Effect<P>[], job: Job<P>, outcome: OutcomeName, code: ErrorCode, message: string | undefined, retryAfterS: number, nowMs: number): Effect<P>[] {

@@ -22,6 +22,7 @@
 // budget is not counted (its class's mean does not fit it), nor one whose class has no mean yet.
 // Pure: the view is read, never changed; the clock is the caller's.
 import type { BoardLoadView, MasterWork } from './least-connection.ts';
+import type { QueueNode } from './linked-queue.ts';
 
 /** The first class counts as active (its reserve holds) this long after its last arrival. */
 const ACTIVE_MS = 1000;
@@ -64,7 +65,7 @@ export class HighReserve {
     /** qos.highWaitMs (0: the reserve is never waived). */
     private readonly waitBudgetMs: number,
     /** The jobs in service, in the order they started (read, never changed). */
-    private readonly inService: ReadonlyMap<number, InService>,
+    private readonly inService: { first(): QueueNode<InService> | undefined },
     /** The mean service time of each class (0: none seen yet; read, never changed). */
     private readonly classServiceMs: ArrayLike<number>,
   ) {}
@@ -97,7 +98,8 @@ export class HighReserve {
     if (budget === 0 || free === 0 || this.recentWaitMs(nowMs) >= budget) return false;
     let due = 0;
     let looked = 0;
-    for (const j of this.inService.values()) {
+    for (let n = this.inService.first(); n; n = n.next) {
+      const j = n.value;
       if (++looked > WAIVER_SCAN_MAX) break;
       const mean = this.classServiceMs[j.cls]!;
       if (mean === 0) continue;

@@ -3,6 +3,7 @@
 
 import { CONTENT_LEVELS } from '../shared/content-levels.ts';
 import type { ErrorCode } from '../shared/errors.ts';
+import type { QueueNode } from './linked-queue.ts';
 import type { QueueItem } from './scheduler.ts';
 
 /** What the adapter knows about a request when it arrives. */
@@ -38,6 +39,8 @@ export interface Job<P> extends QueueItem, JobInfo {
   level: number;
   dispatchedMs: number;
   reservedAt: number;
+  /** Its place among the jobs running on boards (the core's own, while it runs). */
+  runEntry: QueueNode<Job<P>> | undefined;
 }
 
 export type Effect<P> =
@@ -71,5 +74,7 @@ export function newJob<P>(payload: P, info: JobInfo, nowMs: number): Job<P> {
     level: CONTENT_LEVELS,
     dispatchedMs: 0,
     reservedAt: 0,
+    queueEntry: undefined,
+    runEntry: undefined,
   };
 }

@@ -43,4 +43,11 @@ export class LinkedQueue<T> {
   last(): QueueNode<T> | undefined {
     return this.tail;
   }
+
+  /** The values, first to last (a copy: for checks and hand-overs, not a hot path). */
+  values(): T[] {
+    const out: T[] = [];
+    for (let n = this.head; n; n = n.next) out.push(n.value);
+    return out;
+  }
 }

@@ -9,6 +9,19 @@ export interface QueueItem {
   /** Body bytes held while queued (counted against queueBytesMax). */
   readonly bytes: number;
   readonly enqueuedMs: number;
+  /**
+   * The scheduler's own: where the item sits while queued (set and cleared by the scheduler, read
+   * by nobody else). On the item, not in a Map beside the queues: see docs/design.md, "No Map
+   * entry per request".
+   */
+  queueEntry?: QueueNode<QueueEntry<QueueItem>> | undefined;
+}
+
+/** An item in its class's FIFO: its arrival sequence, and a tag a scheduler may order by (DWFS's finish tag). */
+export interface QueueEntry<T> {
+  readonly item: T;
+  readonly seq: number;
+  tag: number;
 }
 
 export interface ClassBounds {
@@ -68,9 +81,9 @@ export interface SchedulerLimits {
 /** Per-class FIFOs with bounds; subclasses choose which class goes next. */
 abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   abstract readonly name: string;
-  protected readonly queues: LinkedQueue<{ item: T; seq: number }>[];
-  private readonly where = new Map<T, QueueNode<{ item: T; seq: number }>>();
+  protected readonly queues: LinkedQueue<QueueEntry<T>>[];
   private seq = 0;
+  private queued = 0;
   private heldBytes = 0;
 
   constructor(
@@ -85,16 +98,18 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
     if (!q) throw new Error(`invariant: unknown class ${item.cls}`);
     if (q.size >= this.classes[item.cls]!.queueMax) return 'class-full';
     if (this.heldBytes + item.bytes > this.limits.queueBytesMax) return 'bytes-full';
-    this.where.set(item, q.push({ item, seq: this.seq++ }));
+    item.queueEntry = q.push({ item, seq: this.seq++, tag: 0 });
+    this.queued++;
     this.heldBytes += item.bytes;
     return 'ok';
   }
 
   remove(item: T): boolean {
-    const node = this.where.get(item);
-    if (!node) return false;
+    const node = this.entryNode(item);
+    if (!node?.queued) return false;
     this.queues[item.cls]!.remove(node);
-    this.where.delete(item);
+    item.queueEntry = undefined;
+    this.queued--;
     this.heldBytes -= item.bytes;
     return true;
   }
@@ -113,7 +128,7 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
 
   size(cls?: number): number {
     if (cls !== undefined) return this.queues[cls]?.size ?? 0;
-    return this.where.size;
+    return this.queued;
   }
   newest(cls: number): number | undefined {
     return this.queues[cls]?.last()?.value.item.enqueuedMs;
@@ -126,13 +141,21 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
   }
 
   drain(): T[] {
-    const all = [...this.where.keys()];
+    // In arrival order across the classes (each entry's sequence number).
+    const entries: QueueEntry<T>[] = [];
+    for (const q of this.queues) for (let n = q.first(); n; n = n.next) entries.push(n.value);
+    const all = entries.sort((a, b) => a.seq - b.seq).map((e) => e.item);
     for (const it of all) this.remove(it);
     return all;
   }
 
+  /** The queue entry of an item while it waits (undefined once it left). */
+  protected entryNode(item: T): QueueNode<QueueEntry<T>> | undefined {
+    return item.queueEntry as QueueNode<QueueEntry<T>> | undefined;
+  }
+
   /** First runnable entry of class `cls`, looking at no more than scanMax entries. */
-  protected firstRunnable(cls: number, test: RunTest<T>): { item: T; seq: number } | undefined {
+  protected firstRunnable(cls: number, test: RunTest<T>): QueueEntry<T> | undefined {
     // A plain walk (no iterator or closure per call: this runs for every class on every dispatch).
     let n = this.queues[cls]!.first();
     for (let i = 0; n && i < this.limits.scanMax; i++, n = n.next) if (test.canRun(n.value.item)) return n.value;
@@ -154,11 +177,11 @@ abstract class ClassQueues<T extends QueueItem> implements Scheduler<T> {
     return {};
   }
   /** Queue heads that may run, one per class (scanning at most scanMax), with their arrival sequence. */
-  protected heads(test: RunTest<T>): Array<{ cls: number; item: T; seq: number }> {
-    const out: Array<{ cls: number; item: T; seq: number }> = [];
+  protected heads(test: RunTest<T>): Array<{ cls: number; item: T; seq: number; tag: number }> {
+    const out: Array<{ cls: number; item: T; seq: number; tag: number }> = [];
     for (let cls = 0; cls < this.queues.length; cls++) {
       const e = this.firstRunnable(cls, test);
-      if (e) out.push({ cls, item: e.item, seq: e.seq });
+      if (e) out.push({ cls, item: e.item, seq: e.seq, tag: e.tag });
     }
     return out;
   }
@@ -187,7 +210,7 @@ export class PriorityScheduler<T extends QueueItem> extends ClassQueues<T> {
 export class FifoScheduler<T extends QueueItem> extends ClassQueues<T> {
   readonly name = 'fifo';
   protected pick(test: RunTest<T>): T | undefined {
-    let best: { item: T; seq: number } | undefined;
+    let best: QueueEntry<T> | undefined;
     for (let cls = 0; cls < this.queues.length; cls++) {
       const e = this.firstRunnable(cls, test);
       if (e && (!best || e.seq < best.seq)) best = e;

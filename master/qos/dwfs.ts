@@ -20,15 +20,9 @@ export interface DwfsOptions {
   initialServiceMs?: number;
 }
 
-interface Tagged {
-  start: number;
-  finish: number;
-}
-
 export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   readonly name = 'dwfs';
   readonly weights: number[];
-  private readonly tags = new Map<T, Tagged>();
   private readonly lastFinish: number[];
   private virtual = 0;
   private lastMs: number | undefined;
@@ -87,14 +81,9 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
       const start = Math.max(this.lastFinish[item.cls]!, this.virtual);
       const finish = start + (this.C1 * this.serviceMs[item.cls]!) / this.weights[item.cls]!;
       this.lastFinish[item.cls] = finish;
-      this.tags.set(item, { start, finish });
+      this.entryNode(item)!.value.tag = finish;
     }
     return r;
-  }
-
-  override remove(item: T): boolean {
-    this.tags.delete(item);
-    return super.remove(item);
   }
 
   override take(nowMs: number, test: RunTest<T>): T | undefined {
@@ -105,7 +94,7 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   protected pick(test: RunTest<T>): T | undefined {
     let best: { item: T; f: number; seq: number } | undefined;
     for (const h of this.heads(test)) {
-      const f = this.tags.get(h.item)?.finish ?? Infinity;
+      const f = h.tag;
       if (!best || f < best.f || (f === best.f && h.seq < best.seq)) best = { item: h.item, f, seq: h.seq };
     }
     return best?.item;
@@ -116,7 +105,7 @@ export class DwfsScheduler<T extends QueueItem> extends ClassQueues<T> {
   }
 
   finishTag(item: T): number | undefined {
-    return this.tags.get(item)?.finish;
+    return this.entryNode(item)?.value.tag;
   }
 
   override state(): Record<string, number | number[]> {

@@ -8,6 +8,7 @@ import { type AnswerFrame, type Frame, FrameCodec, type FrameError, FrameSplitte
 import { PROTOCOL_OLDEST, PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { linkVersion } from '../../shared/protocol-peers.ts';
 import { dialBoard, type TlsMaterial } from '../tls-material.ts';
+import { IdTable } from './id-table.ts';
 
 /** `delivered`: the frame may have reached the board (it was written on an open connection). */
 export type LinkResult = { ok: true; answer: AnswerFrame } | { ok: false; delivered: boolean; reason: string };
@@ -58,7 +59,7 @@ class Connection {
   readonly sock: net.Socket;
   connected = false;
   closed = false;
-  readonly waiting = new Map<number, Waiter>();
+  readonly waiting = new IdTable<Waiter>();
   private readonly splitter: FrameSplitter;
   private readonly batch: FrameBatch;
 
@@ -143,7 +144,7 @@ class Connection {
     this.closed = true;
     this.onGone();
     // Frames written before the connection opened never reached the board.
-    for (const w of this.waiting.values()) w.done({ ok: false, delivered: w.delivered && this.connected, reason });
+    for (const w of this.waiting.all()) w.done({ ok: false, delivered: w.delivered && this.connected, reason });
     this.waiting.clear();
   }
 }
@@ -244,7 +245,7 @@ export function serveLink(sock: net.Socket, rest: Buffer, version: number, codec
   if (!limits.peers.has(peerAddress(sock))) return void drop('stranger');
   if (limits.certificate && (sock as net.Socket & { authorized?: boolean }).authorized !== true) return void drop('certificate');
   const splitter = new FrameSplitter(limits.requestBytesMax);
-  const running = new Map<number, { cancel(): void } | undefined>();
+  const running = new IdTable<{ cancel(): void } | undefined>();
   const batch = new FrameBatch(sock, codec);
   sock.setNoDelay(true);
   // Until a verified frame arrives, and while a frame is half-way: helloMs. Between frames: the idle limit.
@@ -287,7 +288,7 @@ export function serveLink(sock: net.Socket, rest: Buffer, version: number, codec
   sock.on('close', () => {
     if (stall) clearTimeout(stall);
     // The master is gone: nobody will read these answers.
-    for (const c of running.values()) c?.cancel();
+    for (const c of running.all()) c?.cancel();
     running.clear();
   });
   if (rest.length > 0) onChunk(rest);

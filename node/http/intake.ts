@@ -64,13 +64,10 @@ export class Intake {
   private wakeMs = -Infinity;
   private readonly trusted: ReadonlySet<string>;
   private readonly boardAddresses: ReadonlySet<string>;
-  /** Jobs this board (the master) runs itself, to cancel when their client leaves. */
-  private readonly local = new Map<Job<Exchange>, { cancel(): void }>();
-  /**
-   * With other boards to feed, the master's own jobs are paced (master/local-pacer.ts): at most
-   * LOCAL_TURN_MS of synchronous starts per event-loop turn, so a CPU-bound handler holds up the
-   * forwarding of answers and requests for one job, not for a whole batch.
-   */
+  /** Jobs this board (the master) runs itself (each one's handle is on its exchange, not in a Map: docs/design.md, "No Map entry per request"). */
+  private localRuns = 0;
+  /** With other boards to feed, the master's own jobs are paced (master/local-pacer.ts): at most LOCAL_TURN_MS of
+   * synchronous starts per event-loop turn, so a CPU-bound handler holds up the forwarding for one job, not a batch. */
   private readonly pacer: LocalPacer<[Job<Exchange>, number]> | undefined;
 
   constructor(private readonly d: IntakeDeps) {
@@ -127,7 +124,7 @@ export class Intake {
 
   private retuneIfIdle(): void {
     const next = this.retuneTo;
-    if (!next || this.dispatch.queued() > 0 || this.dispatch.inflight.some((n) => n > 0) || this.local.size > 0) return;
+    if (!next || this.dispatch.queued() > 0 || this.dispatch.inflight.some((n) => n > 0) || this.localRuns > 0) return;
     this.retuneTo = undefined;
     this.dispatch = new DispatchCore<Exchange>(next, this.d.self, this.d.mirror.table, Math.random);
     this.startPeriod(next);
@@ -186,7 +183,7 @@ export class Intake {
     }
     if (candidates === null) return; // answered from the idempotency record
     const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
-    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user, hops, session };
+    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user, hops, session, run: undefined };
     const page = isPage(method, path);
     const { job, effects } = this.dispatch.submit(
       ex,
@@ -264,10 +261,13 @@ export class Intake {
     if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
     const redirect = (location: string) => this.followRedirect(ex, location);
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res, redirect }, () => {
-      this.local.delete(job);
+      if (ex.run) this.localRuns--;
+      ex.run = undefined;
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
-    if (job.state === 'running') this.local.set(job, handle);
+    if (job.state !== 'running') return;
+    ex.run = handle;
+    this.localRuns++;
   }
 
   private forward(job: Job<Exchange>, board: number, id: number, level: number): void {
@@ -325,7 +325,7 @@ export class Intake {
   private clientGone(job: Job<Exchange>): void {
     if (job.payload.res.writableFinished || this.dispatch.cancel(job)) return;
     if (job.state !== 'running') return;
-    if (job.board === this.d.self) this.local.get(job)?.cancel();
+    if (job.board === this.d.self) job.payload.run?.cancel();
     else this.d.dispatchLink.cancel(job.board, job.id);
   }
 
