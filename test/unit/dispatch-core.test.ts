@@ -152,6 +152,25 @@ test('DISPATCH_TIMEOUT: a board that never answers frees its slot after requestT
   core.check();
 });
 
+test('DISPATCH_TIMEOUT: one tick ends every dispatch past the timeout, oldest first, and only those', () => {
+  const { core, table } = setup({ inFlightPerBoardMax: 3 }, 1);
+  core.submit('a', info(), 0);
+  core.submit('b', info(), 500);
+  core.submit('c', info(), 1000);
+  assert.equal(table.linknum(0), 3);
+  const e = core.tick(3500);
+  assert.deepEqual(
+    e.map((x) => x.kind === 'refuse' && `${x.job.payload} ${x.code}`),
+    ['a DISPATCH_TIMEOUT', 'b DISPATCH_TIMEOUT'],
+  );
+  assert.equal(table.linknum(0), 1, 'c has 500 ms left');
+  assert.deepEqual(
+    core.tick(4000).map((x) => x.kind === 'refuse' && x.job.payload),
+    ['c'],
+  );
+  core.check();
+});
+
 test('cancel: a queued job leaves the queue; a running one keeps its slot until the board answers', () => {
   const { core } = setup({}, 1);
   const running = core.submit('r', info(), 0).job;
