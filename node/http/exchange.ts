@@ -19,8 +19,8 @@ export interface Exchange {
   /** CGI local redirects followed to reach this request (0: the client's own). */
   readonly hops: number;
   readonly session: boolean;
-  /** While the master runs it itself: how to stop it when its client leaves (the intake's own). */
-  run: { cancel(): void } | undefined;
+  /** While the master runs it itself: how to stop that run when its client leaves (the intake's own). */
+  local: { cancel(): void } | undefined;
 }
 
 export interface LocalRun {

@@ -183,7 +183,7 @@ export class Intake {
     }
     if (candidates === null) return; // answered from the idempotency record
     const origin = requestOrigin(req.headers['x-ews-origin'], plainAddress(req.socket.remoteAddress), this.trusted);
-    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user, hops, session, run: undefined };
+    const ex: Exchange = { req, res, body, method, url, origin, clsName, key, user, hops, session, local: undefined };
     const page = isPage(method, path);
     const { job, effects } = this.dispatch.submit(
       ex,
@@ -261,12 +261,12 @@ export class Intake {
     if (ex.user !== undefined) headers['x-ews-user'] = ex.user;
     const redirect = (location: string) => this.followRedirect(ex, location);
     const handle = this.d.executeLocal({ method: ex.method, url: ex.url, headers, body: ex.body, cls: ex.clsName, level, origin: ex.origin, res: ex.res, redirect }, () => {
-      if (ex.run) this.localRuns--;
-      ex.run = undefined;
+      if (ex.local) this.localRuns--;
+      ex.local = undefined;
       this.run(this.dispatch.finished(job, Number(ex.res.getHeader('content-length') ?? 0) || 0, this.d.clock.now()));
     });
     if (job.state !== 'running') return;
-    ex.run = handle;
+    ex.local = handle;
     this.localRuns++;
   }
 
@@ -325,7 +325,7 @@ export class Intake {
   private clientGone(job: Job<Exchange>): void {
     if (job.payload.res.writableFinished || this.dispatch.cancel(job)) return;
     if (job.state !== 'running') return;
-    if (job.board === this.d.self) job.payload.run?.cancel();
+    if (job.board === this.d.self) job.payload.local?.cancel();
     else this.d.dispatchLink.cancel(job.board, job.id);
   }
 
