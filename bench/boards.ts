@@ -381,8 +381,8 @@ async function takeoverSpeed(): Promise<void> {
   };
   const path = WORKLOADS.io;
   // 'node, 10 000 rehearsed': cluster.rehearseRequests at its bound, and the kill only after every
-  // node's rehearsal has ended (about 50 s): what a longer rehearsal gives, which the default does
-  // not, since it costs a node more than the idle memory budget on armv7l (bench/results/README.md).
+  // node's rehearsal has ended (about 50 s): what a longer rehearsal gives. Not the default: it
+  // costs a node more than the idle memory budget on armv7l (bench/results/README.md).
   const KINDS = ['node', 'node, no rehearsal', 'master', 'node, 10 000 rehearsed'] as const;
   const clusterFor: Record<(typeof KINDS)[number], Record<string, unknown>> = {
     node: {},
