@@ -17,9 +17,10 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REHEARSAL_FIRST_MS } from '../node/http/rehearsal.ts';
+import { REHEARSE_REQUESTS_MAX } from '../shared/config.ts';
 import { BOARD_NODE_FLAGS } from '../shared/node-flags.ts';
 import { securityHeaders } from '../shared/security-headers.ts';
-import { freePorts, waitFor } from '../test/integration/harness.ts';
+import { freePorts, metric, waitFor } from '../test/integration/harness.ts';
 import { type CpuGroup, cgroupsAvailable, cpuGroup, PERIOD_US } from './cgroup.ts';
 import { writeResults } from './dispatch.ts';
 import { boardSide, placementText } from './placement.ts';
@@ -300,7 +301,7 @@ if (!cgroupsAvailable()) {
 async function takeovers(): Promise<void> {
   const S = Number(process.env.TAKEOVER_S ?? 60);
   const runsN = Number(process.env.TAKEOVER_RUNS ?? 3);
-  const metric = (text: string, name: string) =>
+  const metricIn = (text: string, name: string) =>
     Number(
       text
         .split('\n')
@@ -328,10 +329,10 @@ async function takeovers(): Promise<void> {
         masterAfter: after.master,
         rps: w.rps,
         errors: w.errors,
-        masterSendGapMaxMs: Math.round(1000 * metric(masterText, 'ews_state_send_gap_max_seconds')),
-        nodeReadGapMaxMs: Math.round(1000 * Math.max(...nodeTexts.map((x) => metric(x, 'ews_state_gap_max_seconds')))),
-        nodeReadGapsOverTmax: nodeTexts.reduce((a, x) => a + metric(x, 'ews_state_gaps_late_total{over="tmax"}'), 0),
-        masterSendGapsOverTmax: metric(masterText, 'ews_state_gaps_late_total{over="tmax_sending"}'),
+        masterSendGapMaxMs: Math.round(1000 * metricIn(masterText, 'ews_state_send_gap_max_seconds')),
+        nodeReadGapMaxMs: Math.round(1000 * Math.max(...nodeTexts.map((x) => metricIn(x, 'ews_state_gap_max_seconds')))),
+        nodeReadGapsOverTmax: nodeTexts.reduce((a, x) => a + metricIn(x, 'ews_state_gaps_late_total{over="tmax"}'), 0),
+        masterSendGapsOverTmax: metricIn(masterText, 'ews_state_gaps_late_total{over="tmax_sending"}'),
       };
       runs.push(run);
       process.stdout.write(`takeovers run ${r}: ${JSON.stringify(run)}\n`);
@@ -376,8 +377,7 @@ async function takeoverSpeed(): Promise<void> {
   // the new master's count of served requests during the first FIRST_S's one wrk run.
   const FIVE_S = Math.min(5, FIRST_S);
   const served = async (url: string): Promise<number> => {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    return [...text.matchAll(/^ews_requests_total\{[^}]*outcome="served"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    return metric(url, 'ews_requests_total', { outcome: 'served' });
   };
   const path = WORKLOADS.io;
   // 'node, 10 000 rehearsed': cluster.rehearseRequests at its bound, and the kill only after every
@@ -388,16 +388,13 @@ async function takeoverSpeed(): Promise<void> {
     node: {},
     'node, no rehearsal': { rehearseRequests: 0 },
     master: {},
-    'node, 10 000 rehearsed': { rehearseRequests: 10_000 },
+    'node, 10 000 rehearsed': { rehearseRequests: REHEARSE_REQUESTS_MAX },
   };
   const rehearsalsEnded = (urls: readonly string[]) =>
     waitFor(
       "the nodes' rehearsals",
       async () => {
-        for (const u of urls) {
-          const text = await (await fetch(`${u}/metrics`)).text();
-          if (!/^ews_rehearsing 0$/m.test(text) || !/^ews_rehearsed_requests_total [1-9]/m.test(text)) return false;
-        }
+        for (const u of urls) if ((await metric(u, 'ews_rehearsing')) !== 0 || (await metric(u, 'ews_rehearsed_requests_total')) === 0) return false;
         return true;
       },
       120_000,
@@ -482,7 +479,7 @@ async function takeoverSpeed(): Promise<void> {
     first5PerSettled: med(before, (x) => ratio(x.first5Rps, x.settledRps)),
   });
   const data = {
-    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${placementText(false)}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s (and in its first ${FIVE_S} s, from its own count of served requests, read before the load and ${FIVE_S} s into it), and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. Four kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give; or a node whose rehearsals were of 10 000 requests (cluster.rehearseRequests at its bound, not the default), killed only after every node's rehearsal had ended (before: node, 10 000 rehearsed)`,
+    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${placementText(false)}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s (and in its first ${FIVE_S} s, from its own count of served requests, read before the load and ${FIVE_S} s into it), and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. ${KINDS.length} kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give; or a node whose rehearsals were of ${REHEARSE_REQUESTS_MAX} requests (cluster.rehearseRequests at its bound, not the default), killed only after every node's rehearsal had ended (before: node, 10 000 rehearsed)`,
     at: new Date().toISOString(),
     runs,
     medians: Object.fromEntries(KINDS.map((k) => [k, medians(k)])),

@@ -56,6 +56,8 @@ export class ConfigError extends Error {
 const ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 /** The least Tmax for a cluster plane on the request thread (cluster.planeThread false). */
 const PLANE_INLINE_TMAX_MIN_MS = 1000;
+/** The most requests one rehearsal of the master's path may send (`cluster.rehearseRequests`). */
+export const REHEARSE_REQUESTS_MAX = 10_000;
 
 function readCluster(r: Reader, raw: Raw): ClusterConfig {
   const c =
@@ -120,7 +122,7 @@ function readCluster(r: Reader, raw: Raw): ClusterConfig {
         ? c.masterWork
         : (r.bad(`${p}.masterWork`, 'must be "forward", "spill" or "share"'), 'spill');
   // A node's rehearsal of the master's path (node/http/rehearsal.ts); 0 requests: never.
-  const rehearseRequests = r.int(c, 'rehearseRequests', p, 1000, 0, 10_000);
+  const rehearseRequests = r.int(c, 'rehearseRequests', p, 1000, 0, REHEARSE_REQUESTS_MAX);
   const rehearseEveryMs = r.int(c, 'rehearseEveryMs', p, 300_000, 10_000, 86_400_000);
   if (tmaxMs <= 2 * heartbeatMs) r.bad('cluster.tmaxMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs}) or one lost packet causes a takeover`);
   if (tthresholdMs <= 2 * heartbeatMs) r.bad('cluster.tthresholdMs', `must be more than 2 × heartbeatMs (${2 * heartbeatMs})`);
