@@ -365,11 +365,12 @@ gap, not in the judgement).
  * BENCH_ONLY=takeover-speed: how fast a new master forwards. 4 boards at 20 %, the I/O CGI through
  * b1 until throughput settles; then b1 is killed (SIGKILL), and as soon as a new master is named
  * the load goes to it: req/s in its first TAKEOVER_FIRST_S, then after it has settled, beside one
- * board at 20 % (settled) in the same run. Each round four times: the new master a node until
+ * board at 20 % (settled) in the same run. Each round five times: the new master a node until
  * then (it rehearsed the master's path, the default), a node that did not (cluster.rehearseRequests
- * 0), one that had been the master under the same load (the most warming could give), and a node
- * whose rehearsal was of 10 000 requests (the bound; not the default, for its memory). RUNS
- * rounds; the median of each figure.
+ * 0), one that had been the master under the same load (its code warm, though the handover back
+ * deoptimizes some of it), a node whose rehearsal was of 10 000 requests (the bound; not the
+ * default, for its memory); and no takeover at all: 3 boards, the load on a settled master paused
+ * and started again (the most warming could give). RUNS rounds; the median of each figure.
  */
 async function takeoverSpeed(): Promise<void> {
   const FIRST_S = Number(process.env.TAKEOVER_FIRST_S ?? 8);
@@ -383,12 +384,17 @@ async function takeoverSpeed(): Promise<void> {
   // 'node, 10 000 rehearsed': cluster.rehearseRequests at its bound, and the kill only after every
   // node's rehearsal has ended (about 50 s): what a longer rehearsal gives. Not the default: it
   // costs a node more than the idle memory budget on armv7l (bench/results/README.md).
-  const KINDS = ['node', 'node, no rehearsal', 'master', 'node, 10 000 rehearsed'] as const;
+  // 'no takeover': 3 boards, b1 the master under the same load, the load stopped for PAUSE_MS (about
+  // what a takeover takes at the bench timings) and started again, no board lost: a master whose
+  // code is warm, with the boards a takeover leaves, the most any warming could give.
+  const KINDS = ['node', 'node, no rehearsal', 'master', 'node, 10 000 rehearsed', 'no takeover'] as const;
+  const PAUSE_MS = 1000;
   const clusterFor: Record<(typeof KINDS)[number], Record<string, unknown>> = {
     node: {},
     'node, no rehearsal': { rehearseRequests: 0 },
     master: {},
     'node, 10 000 rehearsed': { rehearseRequests: REHEARSE_REQUESTS_MAX },
+    'no takeover': {},
   };
   const rehearsalsEnded = (urls: readonly string[]) =>
     waitFor(
@@ -419,10 +425,11 @@ async function takeoverSpeed(): Promise<void> {
     // 'node': the board that takes over never forwarded a client's request; it rehearsed the
     // master's path soon after it started (node/http/rehearsal.ts), and 'node, no rehearsal' did
     // not. 'master': it was the master under the same load until b1 took the cluster back (two
-    // planned handovers) and settled: how fast a board forwards whose code the master's path has
-    // already warmed, the most any warming could give.
+    // planned handovers) and settled: a board whose code the master's path has warmed, though the
+    // handover back deoptimizes some of it (traced: bench/results/README.md).
     for (const before of KINDS) {
-      const t = await ews(4, [0.2, 0.2, 0.2, 0.2], 'bench', clusterFor[before]);
+      const n = before === 'no takeover' ? 3 : 4;
+      const t = await ews(n, Array<number>(n).fill(0.2), 'bench', clusterFor[before]);
       try {
         const urls = (await clusterAt(t.url)).boards.map((b) => b.url);
         if (before === 'master') {
@@ -432,23 +439,30 @@ async function takeoverSpeed(): Promise<void> {
         }
         await warmUp(t.url + path);
         if (before === 'node, 10 000 rehearsed') await rehearsalsEnded(urls.slice(1));
-        const killedAt = performance.now();
-        process.kill(t.pids[0]!, 'SIGKILL');
         let entry: string | undefined;
         let newMaster = '';
-        await waitFor(
-          'a new master',
-          async () => {
-            const v = await clusterAt(urls[1]!);
-            if (v.master === null || v.master === 'b1') return false;
-            newMaster = v.master;
-            entry = v.boards.find((b) => b.id === v.master)!.url;
-            return true;
-          },
-          10_000,
-          10,
-        );
-        const takeoverMs = Math.round(performance.now() - killedAt);
+        let takeoverMs = 0;
+        if (before === 'no takeover') {
+          await new Promise((r) => setTimeout(r, PAUSE_MS));
+          entry = t.url;
+          newMaster = 'b1';
+        } else {
+          const killedAt = performance.now();
+          process.kill(t.pids[0]!, 'SIGKILL');
+          await waitFor(
+            'a new master',
+            async () => {
+              const v = await clusterAt(urls[1]!);
+              if (v.master === null || v.master === 'b1') return false;
+              newMaster = v.master;
+              entry = v.boards.find((b) => b.id === v.master)!.url;
+              return true;
+            },
+            10_000,
+            10,
+          );
+          takeoverMs = Math.round(performance.now() - killedAt);
+        }
         const servedBefore = await served(entry!);
         const loadAt = performance.now();
         const running = wrk(entry! + path, FIRST_S, CONNS, true);
@@ -479,7 +493,7 @@ async function takeoverSpeed(): Promise<void> {
     first5PerSettled: med(before, (x) => ratio(x.first5Rps, x.settledRps)),
   });
   const data = {
-    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${placementText(false)}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s (and in its first ${FIVE_S} s, from its own count of served requests, read before the load and ${FIVE_S} s into it), and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. ${KINDS.length} kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): what a board whose code the master's path has warmed does, the most any warming could give; or a node whose rehearsals were of ${REHEARSE_REQUESTS_MAX} requests (cluster.rehearseRequests at its bound, not the default), killed only after every node's rehearsal had ended (before: node, 10 000 rehearsed)`,
+    what: `4 ews boards each in a cgroup v1 CPU quota of 20 % of a core (bench timings: heartbeat 100 ms, Tmax 1 s), ${placementText(false)}, wrk ${CONNS} connections on ${path} through b1 until throughput settled; b1 killed (SIGKILL); the load moved to the new master as soon as it was named: req/s in its first ${FIRST_S} s (and in its first ${FIVE_S} s, from its own count of served requests, read before the load and ${FIVE_S} s into it), and ${FIRST_S} s after it settled; beside one board at 20 % (settled), ${RUNS} runs. ${KINDS.length} kinds of run, one after the other in each round: the new master was a node until then that rehearsed the master's path ${REHEARSAL_FIRST_MS / 1000} s after it started (before: node, the default), a node with cluster.rehearseRequests 0 (before: node, no rehearsal), or it had been the master under the same load until it handed the cluster back to b1 (two planned handovers) and b1 settled (before: master): a board whose code the master's path has warmed, though the handover back deoptimizes some of it; or a node whose rehearsals were of ${REHEARSE_REQUESTS_MAX} requests (cluster.rehearseRequests at its bound, not the default), killed only after every node's rehearsal had ended (before: node, 10 000 rehearsed); and, with no takeover (before: no takeover), 3 boards whose master b1 settled under the same load, the load stopped for ${PAUSE_MS / 1000} s (about what a takeover takes here) and started again on b1: a master whose code is warm, with as many boards as a takeover leaves, the most any warming could give`,
     at: new Date().toISOString(),
     runs,
     medians: Object.fromEntries(KINDS.map((k) => [k, medians(k)])),
@@ -494,9 +508,9 @@ Generated by \`BENCH_ONLY=takeover-speed npm run bench:boards\`: ${data.what}.
 
 | run | before | takeover (kill → named) | new master | its first ${FIVE_S} s | its first ${FIRST_S} s | settled | one board at 20 % | first ${FIRST_S} s / one board | first ${FIRST_S} s / settled | first ${FIVE_S} s / settled |
 |---|---|---|---|---|---|---|---|---|---|---|
-${runs.map((x) => `| ${x.run} | ${x.before} | ${x.takeoverMs} ms | ${x.newMaster} | ${x.first5Rps} req/s | ${x.firstRps} req/s | ${x.settledRps} req/s | ${x.oneRps} req/s | ${ratio(x.firstRps, x.oneRps)}× | ${ratio(x.firstRps, x.settledRps)}× | ${ratio(x.first5Rps, x.settledRps)}× |`).join('\n')}
+${runs.map((x) => `| ${x.run} | ${x.before} | ${x.before === 'no takeover' ? `none (load paused ${PAUSE_MS / 1000} s)` : `${x.takeoverMs} ms`} | ${x.newMaster} | ${x.first5Rps} req/s | ${x.firstRps} req/s | ${x.settledRps} req/s | ${x.oneRps} req/s | ${ratio(x.firstRps, x.oneRps)}× | ${ratio(x.firstRps, x.settledRps)}× | ${ratio(x.first5Rps, x.settledRps)}× |`).join('\n')}
 
-Medians (3 boards remain after the kill; a ratio is the median of the rounds' ratios):
+Medians (3 boards serve in every kind: those left after the kill, or the 3 of the run with no takeover; a ratio is the median of the rounds' ratios):
 ${KINDS.map(line).join('\n')}
 `;
   writeResults('takeover-speed', data, md);
